@@ -1,0 +1,708 @@
+package cachekit
+
+import (
+	"hash/maphash"
+	"iter"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/cachekit/cachekit/internal/buffer"
+	"github.com/cachekit/cachekit/internal/node"
+	"github.com/cachekit/cachekit/internal/policy"
+	"github.com/cachekit/cachekit/internal/wheel"
+)
+
+// Cache is a concurrent, bounded, typed in-memory cache.
+//
+// All methods are safe for concurrent use. Reads (Get, Peek, GetMany, All)
+// take no lock: they record the access in a lossy buffer that the eviction
+// policy consumes later, in batches, under the cache's maintenance lock.
+// Writes lock one of many index segments and queue a record for the policy.
+// Maintenance (applying those records, evicting, expiring) runs on whichever
+// goroutine finds the maintenance lock free after a write or after filling a
+// read buffer, and once a second (once a millisecond while entries with a
+// TTL are present) on a background goroutine that Close stops.
+//
+// A value stored in the cache is returned as is, never copied: if V holds
+// pointers, the caller must not mutate what they point to after Set unless
+// it synchronises with readers itself.
+//
+// A Cache must not be copied; use the pointer New returns.
+type Cache[K comparable, V any] struct {
+	c *cache[K, V]
+}
+
+// cache is the shared state. The background goroutine refers to it, never
+// to the Cache handle, so a Cache dropped without Close can be collected and
+// its cleanup stops the goroutine.
+type cache[K comparable, V any] struct {
+	segs     []segment[K, V]
+	segShift uint
+	seed     maphash.Seed
+	hasher   func(K) uint64 // test hook: forced collisions; nil in production
+	tomb     *entry[K, V]   // marks a removed slot
+
+	bounded    bool
+	weigher    func(K, V) uint32
+	maxWeight  uint64
+	defaultTTL time.Duration
+	jitter     float64
+	random     func() float64 // test hook for jitter; nil means math/rand/v2
+	onEvict    func(K, V, Cause)
+
+	clock   Clock     // nil: the cached monotonic clock below
+	start   time.Time // time zero of the cache's clock
+	nowNano atomic.Int64
+	ttlUsed atomic.Bool
+	wake    chan struct{}
+
+	reads  *buffer.Striped[entry[K, V]]
+	writes *buffer.Queue[event[K, V]]
+	status atomic.Uint32
+	stats  []statStripe
+
+	mu        sync.Mutex // the maintenance lock: guards the fields below
+	policy    policy.Policy
+	wheel     *wheel.Wheel
+	pending   []removal[K, V]
+	backlog   bool                      // the wheel has due work left
+	evictions [numCauses]atomic.Uint64 // capacity, expired (by the wheel), cleared; written under mu
+
+	stopOnce sync.Once
+	stop     chan struct{}
+	done     chan struct{}
+	fastTick time.Duration // clock refresh period
+	slowTick time.Duration // maintenance period
+}
+
+type removal[K comparable, V any] struct {
+	key   K
+	value V
+	cause Cause
+}
+
+// event tells the policy about a write: e added (old nil, remove false),
+// old replaced by e, or e removed (remove true).
+type event[K comparable, V any] struct {
+	e, old *entry[K, V]
+	remove bool
+}
+
+// Drain status, after Caffeine's: a write asks for maintenance; a goroutine
+// running it notices requests that arrive meanwhile.
+const (
+	statusIdle uint32 = iota
+	statusRequired
+	statusProcessing
+	statusProcessingRequired
+)
+
+// expireBudget bounds how many timer-wheel nodes one maintenance pass visits.
+const expireBudget = 4096
+
+// New returns a cache configured by opts, or an error wrapping
+// ErrInvalidOptions that names the offending option.
+func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	procs := runtime.GOMAXPROCS(0)
+	nseg := 16
+	for nseg < 8*procs && nseg < 1024 {
+		nseg <<= 1
+	}
+	c := &cache[K, V]{
+		segs:       make([]segment[K, V], nseg),
+		seed:       maphash.MakeSeed(),
+		tomb:       new(entry[K, V]),
+		weigher:    opts.Weigher,
+		defaultTTL: opts.DefaultTTL,
+		jitter:     opts.TTLJitter,
+		onEvict:    opts.OnEvict,
+		clock:      opts.Clock,
+		wake:       make(chan struct{}, 1),
+		reads:      buffer.NewStriped[entry[K, V]](4 * procs),
+		writes:     buffer.NewQueue[event[K, V]](128 * procs),
+		stats:      make([]statStripe, statStripes(procs)),
+		stop:       make(chan struct{}),
+		done:       make(chan struct{}),
+		fastTick:   time.Millisecond,
+		slowTick:   time.Second,
+	}
+	for 1<<c.segShift < nseg {
+		c.segShift++
+	}
+	c.segShift = 64 - c.segShift
+	perSeg := opts.InitialCapacity / nseg
+	if opts.MaxEntries > 0 {
+		perSeg = min(perSeg, opts.MaxEntries/nseg+1)
+	}
+	for i := range c.segs {
+		c.segs[i].init(perSeg)
+	}
+	if c.clock != nil {
+		c.start = c.clock.Now()
+	} else {
+		c.start = time.Now()
+	}
+	seed := rand.Uint64()
+	switch {
+	case opts.MaxEntries > 0:
+		c.bounded = true
+		c.maxWeight = uint64(opts.MaxEntries)
+		c.policy = policy.NewTinyLFU(c.maxWeight, false, seed)
+	case opts.MaxWeight > 0:
+		c.bounded = true
+		c.maxWeight = opts.MaxWeight
+		c.policy = policy.NewTinyLFU(c.maxWeight, true, seed)
+	}
+	c.wheel = wheel.New(0)
+	if c.defaultTTL > 0 {
+		c.ttlUsed.Store(true)
+	}
+	go c.run()
+	h := &Cache[K, V]{c: c}
+	runtime.AddCleanup(h, func(c *cache[K, V]) { c.shutdown() }, c)
+	return h, nil
+}
+
+// Must is like New but panics if the options are invalid. It is meant for
+// options fixed in the program's source, where an error is a programming
+// error.
+func Must[K comparable, V any](opts Options[K, V]) *Cache[K, V] {
+	c, err := New(opts)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Close stops the cache's background goroutine. The cache stays usable
+// afterwards (maintenance then happens only on the callers' goroutines,
+// and expired entries are reclaimed only when other operations run
+// maintenance), so Close is safe to call while other goroutines still use
+// the cache. Close is idempotent and returns when the goroutine has exited.
+// A Cache that becomes unreachable without Close is stopped when the
+// garbage collector finds it.
+func (h *Cache[K, V]) Close() {
+	h.c.shutdown()
+	runtime.KeepAlive(h)
+}
+
+func (c *cache[K, V]) shutdown() {
+	c.stopOnce.Do(func() { close(c.stop) })
+	<-c.done
+}
+
+// run is the background goroutine: it refreshes the cached clock and runs
+// maintenance, so expired entries are reclaimed without any reads.
+func (c *cache[K, V]) run() {
+	defer close(c.done)
+	fast := c.ttlUsed.Load() && c.clock == nil
+	period := c.slowTick
+	if fast {
+		period = c.fastTick
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	c.refreshNow()
+	last := c.now()
+	for {
+		select {
+		case <-c.stop:
+			return
+		case <-c.wake:
+			if !fast && c.clock == nil {
+				fast = true
+				t.Reset(c.fastTick)
+			}
+			continue
+		case <-t.C:
+		}
+		c.refreshNow()
+		now := c.now()
+		if !fast || c.backlogged() || now-last >= int64(c.slowTick) {
+			last = now
+			c.maintain(true)
+		}
+	}
+}
+
+func (c *cache[K, V]) backlogged() bool {
+	c.mu.Lock()
+	b := c.backlog
+	c.mu.Unlock()
+	return b
+}
+
+// refreshNow stores the current monotonic time in the cached clock, never
+// moving it backwards.
+func (c *cache[K, V]) refreshNow() {
+	if c.clock != nil {
+		return
+	}
+	n := int64(time.Since(c.start))
+	for {
+		old := c.nowNano.Load()
+		if n <= old || c.nowNano.CompareAndSwap(old, n) {
+			return
+		}
+	}
+}
+
+// now returns the cache's time in nanoseconds since it was created.
+func (c *cache[K, V]) now() int64 {
+	if c.clock != nil {
+		return int64(c.clock.Now().Sub(c.start))
+	}
+	return c.nowNano.Load()
+}
+
+func (c *cache[K, V]) hash(key K) uint64 {
+	if c.hasher != nil {
+		return c.hasher(key)
+	}
+	return maphash.Comparable(c.seed, key)
+}
+
+func (c *cache[K, V]) segment(h uint64) *segment[K, V] {
+	return &c.segs[h>>c.segShift]
+}
+
+// probe returns a cheap per-goroutine number that spreads goroutines over
+// the read buffer's and the counters' stripes: the address of a stack
+// variable differs between goroutines (each has its own stack) and is
+// stable while a goroutine stays at a similar call depth. It costs nothing,
+// unlike a random number, and keeps a goroutine on the same stripe.
+func probe() uint64 {
+	var b byte
+	p := uint64(uintptr(unsafe.Pointer(&b)))
+	return (p >> 10) * 0x9e3779b97f4a7c15 >> 40
+}
+
+// Get returns the value stored for key and reports whether it was found.
+// An expired entry is never returned. Get counts a hit or a miss and tells
+// the eviction policy about the access.
+func (h *Cache[K, V]) Get(key K) (V, bool) {
+	c := h.c
+	hash := c.hash(key)
+	e := c.segment(hash).get(key, hash, c.tomb)
+	if e == nil || (e.Deadline != 0 && e.Deadline <= c.now()) {
+		c.count(statMisses, probe())
+		var zero V
+		return zero, false
+	}
+	c.afterRead(e)
+	return e.value, true
+}
+
+func (c *cache[K, V]) afterRead(e *entry[K, V]) {
+	p := probe()
+	c.reads.Inc(p)
+	if c.bounded && c.reads.Add(e, p) == buffer.Full {
+		c.scheduleDrain()
+	}
+}
+
+// Peek returns the value stored for key like Get, but neither counts it in
+// the statistics nor tells the eviction policy about it.
+func (h *Cache[K, V]) Peek(key K) (V, bool) {
+	c := h.c
+	hash := c.hash(key)
+	e := c.segment(hash).get(key, hash, c.tomb)
+	if e == nil || (e.Deadline != 0 && e.Deadline <= c.now()) {
+		var zero V
+		return zero, false
+	}
+	return e.value, true
+}
+
+// GetMany looks up every key like Get. It returns the values found, and the
+// keys not found in the order given (duplicates included).
+func (h *Cache[K, V]) GetMany(keys []K) (found map[K]V, missing []K) {
+	found = make(map[K]V, len(keys))
+	for _, k := range keys {
+		if v, ok := h.Get(k); ok {
+			found[k] = v
+		} else {
+			missing = append(missing, k)
+		}
+	}
+	return found, missing
+}
+
+// Set stores value for key with the default TTL (Options.DefaultTTL),
+// replacing any previous value. It reports false, and leaves the cache
+// unchanged, when the entry alone weighs more than Options.MaxWeight.
+// A stored entry may still be evicted at any time, even before Set returns
+// to a concurrent reader, if the policy does not admit it.
+func (h *Cache[K, V]) Set(key K, value V) bool {
+	return h.c.set(key, value, h.c.defaultTTL)
+}
+
+// SetWithTTL is like Set with a TTL for this entry: it expires ttl after
+// now (spread by Options.TTLJitter). A ttl of zero or less means the entry
+// never expires.
+func (h *Cache[K, V]) SetWithTTL(key K, value V, ttl time.Duration) bool {
+	return h.c.set(key, value, ttl)
+}
+
+// SetMany stores every pair of m like Set. It returns the number stored.
+func (h *Cache[K, V]) SetMany(m map[K]V) int {
+	n := 0
+	for k, v := range m {
+		if h.c.set(k, v, h.c.defaultTTL) {
+			n++
+		}
+	}
+	return n
+}
+
+func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
+	w := uint32(1)
+	if c.weigher != nil {
+		w = c.weigher(key, value)
+		if uint64(w) > c.maxWeight {
+			return false
+		}
+	}
+	hash := c.hash(key)
+	e := &entry[K, V]{key: key, value: value}
+	e.Hash = hash
+	e.Weight = w
+	if ttl > 0 {
+		e.Deadline = c.deadline(ttl)
+	}
+	s := c.segment(hash)
+	s.mu.Lock()
+	old := s.put(e, c.tomb)
+	if old != nil {
+		old.removed.Store(true)
+	}
+	s.mu.Unlock()
+
+	p := probe()
+	c.count(statSets, p)
+	if c.bounded || e.Deadline != 0 || (old != nil && old.Deadline != 0) {
+		c.afterWrite(event[K, V]{e: e, old: old})
+	}
+	if old != nil {
+		c.removed(old, CauseReplaced, p)
+	}
+	return true
+}
+
+// deadline returns the expiry time of an entry written now with ttl.
+func (c *cache[K, V]) deadline(ttl time.Duration) int64 {
+	if !c.ttlUsed.Load() {
+		c.ttlUsed.Store(true)
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
+	}
+	c.refreshNow()
+	d := float64(ttl)
+	if c.jitter > 0 {
+		u := c.random
+		if u == nil {
+			u = rand.Float64
+		}
+		d *= 1 + c.jitter*(u()-0.5)
+	}
+	return c.now() + max(int64(d), 1)
+}
+
+// Delete removes key's entry, if any.
+func (h *Cache[K, V]) Delete(key K) {
+	c := h.c
+	hash := c.hash(key)
+	s := c.segment(hash)
+	s.mu.Lock()
+	e := s.remove(key, hash, nil, c.tomb)
+	s.mu.Unlock()
+	if e == nil {
+		return
+	}
+	if c.bounded || e.Deadline != 0 {
+		c.afterWrite(event[K, V]{e: e, remove: true})
+	}
+	c.removed(e, CauseDeleted, probe())
+}
+
+// removed counts and reports an entry that a caller's operation removed
+// from the index; an entry that had already expired is reported as expired.
+func (c *cache[K, V]) removed(e *entry[K, V], cause Cause, p uint64) {
+	if e.expired(c.now()) {
+		cause = CauseExpired
+	}
+	switch cause {
+	case CauseExpired:
+		c.count(statExpired, p)
+	case CauseDeleted:
+		c.count(statDeleted, p)
+	case CauseReplaced:
+		c.count(statReplaced, p)
+	}
+	if c.onEvict != nil {
+		c.onEvict(e.key, e.value, cause)
+	}
+}
+
+// afterWrite queues ev for the policy and asks for maintenance.
+func (c *cache[K, V]) afterWrite(ev event[K, V]) {
+	for !c.writes.Push(ev) {
+		// The queue is full: help drain it rather than drop a write.
+		c.maintain(true)
+	}
+	c.scheduleDrain()
+}
+
+// scheduleDrain runs maintenance now if no other goroutine is running it,
+// or makes sure the one running it takes another pass.
+func (c *cache[K, V]) scheduleDrain() {
+	for {
+		switch c.status.Load() {
+		case statusIdle:
+			if !c.status.CompareAndSwap(statusIdle, statusRequired) {
+				continue
+			}
+		case statusRequired:
+		case statusProcessing:
+			if !c.status.CompareAndSwap(statusProcessing, statusProcessingRequired) {
+				continue
+			}
+			return
+		case statusProcessingRequired:
+			return
+		}
+		c.maintain(false)
+		return
+	}
+}
+
+// maintain runs a maintenance pass if it gets the lock (always, if block),
+// then reports the removals it made, outside the lock.
+func (c *cache[K, V]) maintain(block bool) {
+	for range 2 {
+		if block {
+			c.mu.Lock()
+		} else if !c.mu.TryLock() {
+			return
+		}
+		for range 4 {
+			c.status.Store(statusProcessing)
+			c.maintainLocked()
+			if c.status.CompareAndSwap(statusProcessing, statusIdle) {
+				break
+			}
+		}
+		if c.status.Load() == statusProcessing || c.status.Load() == statusProcessingRequired {
+			c.status.Store(statusRequired)
+		}
+		pend := c.pending
+		c.pending = nil
+		c.mu.Unlock()
+		c.report(pend)
+		// A request that arrived after our last pass but before Unlock
+		// found the lock taken; take it for them.
+		if c.status.Load() != statusRequired {
+			return
+		}
+		block = false
+	}
+}
+
+func (c *cache[K, V]) report(pend []removal[K, V]) {
+	if c.onEvict == nil {
+		return
+	}
+	for i := range pend {
+		c.onEvict(pend[i].key, pend[i].value, pend[i].cause)
+	}
+}
+
+// maintainLocked applies buffered reads and writes to the policy, expires
+// due entries and evicts down to the bound. The caller holds c.mu.
+func (c *cache[K, V]) maintainLocked() {
+	if c.bounded {
+		c.reads.Drain(c.applyRead)
+	}
+	for {
+		ev, ok := c.writes.Pop()
+		if !ok {
+			break
+		}
+		c.applyWrite(ev)
+	}
+	c.backlog = !c.wheel.Advance(c.now(), expireBudget, c.expire)
+	if c.bounded {
+		c.evict()
+	}
+}
+
+func (c *cache[K, V]) applyRead(e *entry[K, V]) {
+	if e.tracked && !e.removed.Load() {
+		c.policy.Access(&e.Node)
+	}
+}
+
+func (c *cache[K, V]) applyWrite(ev event[K, V]) {
+	e, old := ev.e, ev.old
+	switch {
+	case ev.remove:
+		c.untrack(e)
+	case old != nil && old.tracked && !e.removed.Load():
+		old.tracked = false
+		c.wheel.Deschedule(&old.Node)
+		if c.bounded {
+			c.policy.Replace(&old.Node, &e.Node)
+		}
+		c.trackTimer(e)
+	default:
+		if old != nil {
+			c.untrack(old)
+		}
+		if !e.removed.Load() && !e.tracked {
+			if c.bounded {
+				c.policy.Add(&e.Node)
+			}
+			c.trackTimer(e)
+		}
+	}
+}
+
+func (c *cache[K, V]) trackTimer(e *entry[K, V]) {
+	e.tracked = true
+	if e.Deadline != 0 {
+		c.wheel.Schedule(&e.Node)
+	}
+}
+
+func (c *cache[K, V]) untrack(e *entry[K, V]) {
+	if !e.tracked {
+		return
+	}
+	e.tracked = false
+	c.wheel.Deschedule(&e.Node)
+	if c.bounded {
+		c.policy.Remove(&e.Node)
+	}
+}
+
+// expire is the wheel's callback for a due node. The caller holds c.mu.
+func (c *cache[K, V]) expire(n *node.Node) {
+	e := toEntry[K, V](n)
+	if !e.tracked {
+		return
+	}
+	e.tracked = false
+	if c.bounded {
+		c.policy.Remove(n)
+	}
+	c.drop(e, CauseExpired)
+}
+
+// evict removes the policy's victims until the bound holds. The caller
+// holds c.mu.
+func (c *cache[K, V]) evict() {
+	for {
+		n := c.policy.Evict()
+		if n == nil {
+			return
+		}
+		e := toEntry[K, V](n)
+		e.tracked = false
+		c.wheel.Deschedule(n)
+		cause := CauseCapacity
+		if e.expired(c.now()) {
+			cause = CauseExpired
+		}
+		c.drop(e, cause)
+	}
+}
+
+// drop removes e from the index if it is still there and queues its
+// report. The caller holds c.mu.
+func (c *cache[K, V]) drop(e *entry[K, V], cause Cause) {
+	s := c.segment(e.Hash)
+	s.mu.Lock()
+	x := s.remove(e.key, e.Hash, e, c.tomb)
+	s.mu.Unlock()
+	if x == nil {
+		// A caller removed or replaced it first and reports it.
+		return
+	}
+	c.evictions[cause].Add(1)
+	if c.onEvict != nil {
+		c.pending = append(c.pending, removal[K, V]{e.key, e.value, cause})
+	}
+}
+
+// Len returns the number of entries in the index. It may include entries
+// that have expired but are not reclaimed yet, and, for a short while after
+// concurrent writes, entries the policy is about to evict.
+func (h *Cache[K, V]) Len() int {
+	n := int64(0)
+	for i := range h.c.segs {
+		n += h.c.segs[i].live.Load()
+	}
+	return int(n)
+}
+
+// Clear removes every entry, reporting each with CauseCleared. Writes
+// that run concurrently with Clear may or may not survive it.
+func (h *Cache[K, V]) Clear() {
+	c := h.c
+	c.mu.Lock()
+	c.maintainLocked()
+	for i := range c.segs {
+		s := &c.segs[i]
+		s.mu.Lock()
+		s.clear(c.tomb, func(e *entry[K, V]) {
+			c.untrack(e)
+			c.evictions[CauseCleared].Add(1)
+			if c.onEvict != nil {
+				c.pending = append(c.pending, removal[K, V]{e.key, e.value, CauseCleared})
+			}
+		})
+		s.mu.Unlock()
+	}
+	pend := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	c.report(pend)
+}
+
+// All returns an iterator over the cache's live entries. It takes a
+// snapshot of one index segment at a time, so every pair it yields was in
+// the cache, unexpired, at some moment during the iteration; a key is
+// yielded at most once; entries written or removed concurrently may or may
+// not be seen. The iteration holds no lock while it calls yield, so the
+// loop body may use the cache. Iterating does not count as access.
+func (h *Cache[K, V]) All() iter.Seq2[K, V] {
+	c := h.c
+	return func(yield func(K, V) bool) {
+		var buf []*entry[K, V]
+		for i := range c.segs {
+			s := &c.segs[i]
+			s.mu.Lock()
+			buf = s.snapshot(buf[:0], c.tomb)
+			s.mu.Unlock()
+			now := c.now()
+			for j, e := range buf {
+				buf[j] = nil
+				if e.expired(now) {
+					continue
+				}
+				if !yield(e.key, e.value) {
+					return
+				}
+			}
+		}
+	}
+}

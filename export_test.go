@@ -1,0 +1,145 @@
+package cachekit
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Test hooks. They must be called before the cache is shared.
+
+// settle runs maintenance until every buffered write is applied, as the
+// background goroutine eventually would.
+func (h *Cache[K, V]) settle() {
+	h.c.maintain(true)
+}
+
+// setHasher replaces the key hash (to force collisions).
+func (h *Cache[K, V]) setHasher(fn func(K) uint64) { h.c.hasher = fn }
+
+// setRandom replaces the jitter's random source.
+func (h *Cache[K, V]) setRandom(fn func() float64) { h.c.random = fn }
+
+// deadlineOf returns the deadline of key's entry in the cache's clock.
+func (h *Cache[K, V]) deadlineOf(key K) (time.Duration, bool) {
+	c := h.c
+	hash := c.hash(key)
+	e := c.segment(hash).get(key, hash, c.tomb)
+	if e == nil {
+		return 0, false
+	}
+	return time.Duration(e.Deadline), true
+}
+
+// indexSlots returns the total number of slots of the index's tables.
+func (h *Cache[K, V]) indexSlots() int {
+	n := 0
+	for i := range h.c.segs {
+		n += h.c.segs[i].capacity()
+	}
+	return n
+}
+
+// wheelLen returns the number of entries scheduled in the timer wheel.
+func (h *Cache[K, V]) wheelLen() int {
+	h.c.mu.Lock()
+	defer h.c.mu.Unlock()
+	return h.c.wheel.Len()
+}
+
+// checkInvariants settles the cache and checks its internal bookkeeping:
+// segment counts match the tables, every indexed entry is tracked by the
+// policy (when bounded), the policy's count and weight match the index, the
+// bound holds, and the wheel holds exactly the tracked entries with a
+// deadline. The cache must not be used concurrently.
+func (h *Cache[K, V]) checkInvariants() error {
+	c := h.c
+	h.settle()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	total, weight, timed := 0, uint64(0), 0
+	for i := range c.segs {
+		s := &c.segs[i]
+		s.mu.Lock()
+		t := s.tab.Load()
+		live, used := 0, 0
+		for j := range t.slots {
+			e := t.slots[j].Load()
+			if e == nil {
+				continue
+			}
+			used++
+			if e == c.tomb {
+				continue
+			}
+			live++
+			if e.removed.Load() {
+				s.mu.Unlock()
+				return fmt.Errorf("segment %d: indexed entry %v is marked removed", i, e.key)
+			}
+			if got := c.segment(e.Hash); got != s {
+				s.mu.Unlock()
+				return fmt.Errorf("entry %v is in the wrong segment", e.key)
+			}
+			if c.bounded && !e.tracked {
+				s.mu.Unlock()
+				return fmt.Errorf("indexed entry %v is not tracked by the policy", e.key)
+			}
+			if e.tracked && e.Deadline != 0 {
+				if !c.wheel.Scheduled(&e.Node) {
+					s.mu.Unlock()
+					return fmt.Errorf("entry %v has a deadline but is not in the wheel", e.key)
+				}
+				timed++
+			}
+			weight += uint64(e.Weight)
+		}
+		if int64(live) != s.live.Load() || used != s.used {
+			s.mu.Unlock()
+			return fmt.Errorf("segment %d: live %d (counted %d), used %d (counted %d)", i, s.live.Load(), live, s.used, used)
+		}
+		if used*4 > len(t.slots)*3 {
+			s.mu.Unlock()
+			return fmt.Errorf("segment %d: %d of %d slots used", i, used, len(t.slots))
+		}
+		s.mu.Unlock()
+		total += live
+	}
+	if c.wheel.Len() != timed {
+		return fmt.Errorf("wheel holds %d entries, index has %d tracked entries with a deadline", c.wheel.Len(), timed)
+	}
+	if c.bounded {
+		if c.policy.Len() != total {
+			return fmt.Errorf("policy tracks %d entries, index holds %d", c.policy.Len(), total)
+		}
+		if c.policy.Weight() != weight {
+			return fmt.Errorf("policy weight %d, index weight %d", c.policy.Weight(), weight)
+		}
+		if weight > c.maxWeight {
+			return fmt.Errorf("weight %d exceeds the bound %d", weight, c.maxWeight)
+		}
+	}
+	return nil
+}
+
+// fakeClock is a manual clock for tests.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+}
+
+func (f *fakeClock) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+func (f *fakeClock) Advance(d time.Duration) {
+	f.mu.Lock()
+	f.now = f.now.Add(d)
+	f.mu.Unlock()
+}

@@ -1,0 +1,3 @@
+module github.com/cachekit/cachekit
+
+go 1.25

@@ -1,0 +1,115 @@
+// Package buffer holds the two queues between the cache's lock-free hot
+// paths and its single-threaded policy: a lossy striped buffer for reads
+// and a bounded queue for writes.
+package buffer
+
+import (
+	"sync/atomic"
+)
+
+// stripeSize is the number of slots in one stripe (a power of two).
+const stripeSize = 16
+
+// cacheLine is the padding used to keep hot counters apart.
+const cacheLine = 64
+
+// stripe is a small ring: many producers claim slots with a CAS on tail,
+// one consumer (holding the owner's lock) advances head.
+type stripe[T any] struct {
+	head  atomic.Uint32
+	_     [cacheLine - 4]byte
+	tail  atomic.Uint32
+	count atomic.Uint64 // a free counter that rides on the producers' line
+	_     [cacheLine - 12]byte
+	slots [stripeSize]atomic.Pointer[T]
+}
+
+// Result tells what happened to an offered element.
+type Result int
+
+const (
+	// Added means the element was queued.
+	Added Result = iota
+	// Full means the stripe was full and the element was dropped; the
+	// owner should drain the buffer.
+	Full
+	// Contended means another producer won the slot and the element was
+	// dropped; no drain is needed for that.
+	Contended
+)
+
+// Striped is a lossy multi-producer, single-consumer buffer of pointers,
+// spread over stripes to keep producers off each other's cache lines.
+// Producers may call Add and Count concurrently; Drain must be called by
+// one goroutine at a time (the owner serialises it with a lock).
+// Elements may be dropped when a stripe is full or contended: it is meant
+// for access records, where losing a few is harmless.
+type Striped[T any] struct {
+	stripes []stripe[T]
+	mask    uint64
+}
+
+// NewStriped returns a buffer with n stripes, rounded up to a power of two.
+func NewStriped[T any](n int) *Striped[T] {
+	size := 1
+	for size < n {
+		size <<= 1
+	}
+	return &Striped[T]{stripes: make([]stripe[T], size), mask: uint64(size - 1)}
+}
+
+// Add offers p to the stripe chosen by probe.
+func (b *Striped[T]) Add(p *T, probe uint64) Result {
+	s := &b.stripes[probe&b.mask]
+	t := s.tail.Load()
+	if t-s.head.Load() >= stripeSize {
+		return Full
+	}
+	if !s.tail.CompareAndSwap(t, t+1) {
+		return Contended
+	}
+	s.slots[t&(stripeSize-1)].Store(p)
+	return Added
+}
+
+// Inc adds one to the counter of the stripe chosen by probe.
+func (b *Striped[T]) Inc(probe uint64) {
+	b.stripes[probe&b.mask].count.Add(1)
+}
+
+// Count returns the sum of the stripes' counters.
+func (b *Striped[T]) Count() uint64 {
+	var sum uint64
+	for i := range b.stripes {
+		sum += b.stripes[i].count.Load()
+	}
+	return sum
+}
+
+// Drain passes every queued element to fn and empties the buffer.
+// Only one goroutine may drain at a time.
+func (b *Striped[T]) Drain(fn func(*T)) {
+	for i := range b.stripes {
+		s := &b.stripes[i]
+		h := s.head.Load()
+		t := s.tail.Load()
+		for ; h != t; h++ {
+			slot := &s.slots[h&(stripeSize-1)]
+			p := slot.Load()
+			if p == nil {
+				// A producer claimed the slot but has not stored yet:
+				// stop here and pick it up next time.
+				break
+			}
+			slot.Store(nil)
+			fn(p)
+		}
+		s.head.Store(h)
+	}
+}
+
+// Reset drops every queued element. Only one goroutine may call it at a
+// time, and not concurrently with Drain.
+func (b *Striped[T]) Reset() {
+	b.Drain(func(*T) {})
+}

@@ -1,0 +1,138 @@
+// Package node defines the bookkeeping record that the cache's policies and
+// its timer wheel share, and an intrusive doubly linked list over it.
+//
+// A Node is embedded as the first field of the cache's typed entry, so the
+// policy and the wheel can work on *Node without knowing the key and value
+// types. Nothing in this package is safe for concurrent use: every field is
+// owned by whoever holds the cache's maintenance lock (or by the single
+// goroutine of a simulation).
+package node
+
+// Node is the per-entry record of the policy and the timer wheel.
+type Node struct {
+	prev, next   *Node // policy queue links, owned by List
+	tprev, tnext *Node // timer wheel links, owned by package wheel
+
+	// Hash is the key's 64-bit hash; policies use it for frequency sketches.
+	Hash uint64
+	// Deadline is the expiry time in the cache's clock (nanoseconds), or 0
+	// when the entry never expires. It is set before the entry is published
+	// and never changes afterwards.
+	Deadline int64
+	// Aux is free for a policy's per-entry state (a frequency, a score).
+	Aux uint64
+	// Weight is the entry's weight (1 for caches bounded by count).
+	Weight uint32
+	// Queue tells which of a policy's queues holds the node; 0 means none.
+	Queue uint8
+	// Flags is free for a policy's per-entry bits.
+	Flags uint8
+}
+
+// Next returns the node after n in its list, or nil.
+func (n *Node) Next() *Node { return n.next }
+
+// Prev returns the node before n in its list, or nil.
+func (n *Node) Prev() *Node { return n.prev }
+
+// TimerNext returns the node after n in its timer bucket, or nil.
+func (n *Node) TimerNext() *Node { return n.tnext }
+
+// TimerPrev returns the node before n in its timer bucket, or nil.
+func (n *Node) TimerPrev() *Node { return n.tprev }
+
+// SetTimerLinks sets n's timer wheel links.
+func (n *Node) SetTimerLinks(prev, next *Node) { n.tprev, n.tnext = prev, next }
+
+// List is an intrusive doubly linked list of nodes, front = oldest.
+// The zero value is an empty list. A node belongs to at most one List.
+type List struct {
+	head, tail *Node
+	len        int
+	weight     uint64
+}
+
+// Len returns the number of nodes in the list.
+func (l *List) Len() int { return l.len }
+
+// Weight returns the sum of the weights of the nodes in the list.
+func (l *List) Weight() uint64 { return l.weight }
+
+// Front returns the first (oldest) node, or nil.
+func (l *List) Front() *Node { return l.head }
+
+// Back returns the last (newest) node, or nil.
+func (l *List) Back() *Node { return l.tail }
+
+// PushBack appends n, which must not be in any list.
+func (l *List) PushBack(n *Node) {
+	n.prev, n.next = l.tail, nil
+	if l.tail == nil {
+		l.head = n
+	} else {
+		l.tail.next = n
+	}
+	l.tail = n
+	l.len++
+	l.weight += uint64(n.Weight)
+}
+
+// PushFront prepends n, which must not be in any list.
+func (l *List) PushFront(n *Node) {
+	n.prev, n.next = nil, l.head
+	if l.head == nil {
+		l.tail = n
+	} else {
+		l.head.prev = n
+	}
+	l.head = n
+	l.len++
+	l.weight += uint64(n.Weight)
+}
+
+// Remove unlinks n, which must be in l.
+func (l *List) Remove(n *Node) {
+	if n.prev == nil {
+		l.head = n.next
+	} else {
+		n.prev.next = n.next
+	}
+	if n.next == nil {
+		l.tail = n.prev
+	} else {
+		n.next.prev = n.prev
+	}
+	n.prev, n.next = nil, nil
+	l.len--
+	l.weight -= uint64(n.Weight)
+}
+
+// MoveToBack moves n, which must be in l, to the back.
+func (l *List) MoveToBack(n *Node) {
+	if l.tail == n {
+		return
+	}
+	l.Remove(n)
+	l.PushBack(n)
+}
+
+// Replace puts n in old's place; old must be in l and n in no list.
+// The list's weight follows the change from old's weight to n's.
+func (l *List) Replace(old, n *Node) {
+	n.prev, n.next = old.prev, old.next
+	if old.prev == nil {
+		l.head = n
+	} else {
+		old.prev.next = n
+	}
+	if old.next == nil {
+		l.tail = n
+	} else {
+		old.next.prev = n
+	}
+	old.prev, old.next = nil, nil
+	l.weight = l.weight - uint64(old.Weight) + uint64(n.Weight)
+}
+
+// Clear empties the list without touching the nodes' links.
+func (l *List) Clear() { *l = List{} }

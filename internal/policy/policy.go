@@ -1,0 +1,34 @@
+// Package policy holds the cache's eviction policies. Each one is a plain,
+// non-concurrent struct: the cache serialises every call under its
+// maintenance lock, and a simulation drives it from one goroutine.
+package policy
+
+import "github.com/cachekit/cachekit/internal/node"
+
+// Policy decides which entries to keep. It tracks nodes that the owner
+// tells it about and names victims when the tracked weight exceeds its
+// maximum; it never frees anything itself.
+//
+// A node is tracked from Add (or Replace, as the new node) until Remove,
+// until it is replaced, or until Evict returns it. The owner must not call
+// Access, Remove or Replace(old, …) for a node that is not tracked.
+type Policy interface {
+	// Add starts tracking n; n.Weight is counted from now on.
+	Add(n *node.Node)
+	// Access records a read of n.
+	Access(n *node.Node)
+	// Remove stops tracking n (deleted or expired by the owner).
+	Remove(n *node.Node)
+	// Replace stops tracking old and tracks n in its place, as a write to
+	// the same key (n.Weight may differ from old.Weight).
+	Replace(old, n *node.Node)
+	// Evict stops tracking and returns one node to evict while the
+	// tracked weight exceeds the maximum, or returns nil once it does not.
+	Evict() *node.Node
+	// Len returns the number of tracked nodes.
+	Len() int
+	// Weight returns the tracked weight.
+	Weight() uint64
+	// Max returns the maximum weight.
+	Max() uint64
+}

@@ -1,0 +1,92 @@
+package policy
+
+import "math/bits"
+
+// sketch is a count-min sketch of 4-bit counters that estimates how often a
+// key hash was seen recently. Four counters per key, each in a different
+// 64-bit word; estimates are the minimum of the four. When the number of
+// increments reaches ten times the capacity, every counter is halved, so
+// the sketch forgets old popularity (the "reset" of TinyLFU).
+type sketch struct {
+	table   []uint64
+	mask    uint64 // len(table) - 1
+	added   uint64
+	resetAt uint64
+}
+
+// Seeds spread a key's four counters; odd multipliers from the golden
+// ratio and friends.
+var sketchSeeds = [4]uint64{0x9e3779b97f4a7c15, 0xbf58476d1ce4e5b9, 0x94d049bb133111eb, 0xd6e8feb86659fd93}
+
+func (s *sketch) init(capacity int) {
+	n := 16
+	for n < capacity {
+		n <<= 1
+	}
+	s.table = make([]uint64, n)
+	s.mask = uint64(n - 1)
+	s.added = 0
+	s.resetAt = 10 * uint64(capacity)
+	if s.resetAt < 160 {
+		s.resetAt = 160
+	}
+}
+
+// capacity returns the number of keys the sketch was sized for.
+func (s *sketch) capacity() int { return int(s.resetAt / 10) }
+
+// slot returns the word index and the bit shift of counter i of h.
+func (s *sketch) slot(h uint64, i int) (uint64, uint) {
+	x := (h + uint64(i)) * sketchSeeds[i]
+	x ^= x >> 29
+	return x & s.mask, uint(x>>60) << 2 // 16 nibbles per word
+}
+
+// estimate returns the estimated frequency of h, 0 to 15.
+func (s *sketch) estimate(h uint64) int {
+	m := uint64(15)
+	for i := range 4 {
+		w, sh := s.slot(h, i)
+		if c := (s.table[w] >> sh) & 15; c < m {
+			m = c
+		}
+	}
+	return int(m)
+}
+
+// increment counts one occurrence of h. It raises only the counters at
+// the current minimum (conservative update), which keeps hot keys from
+// inflating the counters they share with cold ones.
+func (s *sketch) increment(h uint64) {
+	var ws [4]uint64
+	var shs [4]uint
+	m := uint64(15)
+	for i := range 4 {
+		ws[i], shs[i] = s.slot(h, i)
+		if c := (s.table[ws[i]] >> shs[i]) & 15; c < m {
+			m = c
+		}
+	}
+	if m == 15 {
+		return
+	}
+	for i := range 4 {
+		if (s.table[ws[i]]>>shs[i])&15 == m {
+			s.table[ws[i]] += 1 << shs[i]
+		}
+	}
+	s.added++
+	if s.added >= s.resetAt {
+		s.reset()
+	}
+}
+
+// reset halves every counter.
+func (s *sketch) reset() {
+	var odd int
+	for i, w := range s.table {
+		odd += bits.OnesCount64(w & 0x1111111111111111)
+		s.table[i] = (w >> 1) & 0x7777777777777777
+	}
+	s.added = (s.added - uint64(odd)/4) / 2
+}

@@ -1,0 +1,335 @@
+package policy
+
+import (
+	"math"
+
+	"github.com/cachekit/cachekit/internal/node"
+)
+
+// Queues of TinyLFU, stored in node.Queue.
+const (
+	qWindow = iota + 1
+	qProbation
+	qProtected
+)
+
+// Tuning of the adaptive window (after Einziger, Eytan, Friedman and
+// Manes, "Adaptive Software Cache Management", Middleware 2018).
+const (
+	initialWindow    = 0.01   // share of the maximum given to the window at first
+	protectedShare   = 0.80   // share of the main space kept for protected entries
+	climbStep        = 0.0625 // first step of the hill climber, share of the maximum
+	climbDecay       = 0.98   // each further step is this much smaller
+	climbRestart     = 0.05   // a hit-ratio change this large restarts with a full step
+	sampleMultiplier = 10     // sample period, in multiples of the capacity in entries
+	admitFloodFreq   = 6      // a candidate this frequent is sometimes admitted anyway
+)
+
+// TinyLFU is W-TinyLFU with an adaptive window: new entries enter a small
+// LRU window; entries leaving the window must beat the main space's LRU
+// victim on an estimated frequency (a count-min sketch that halves itself
+// periodically) to get in; the main space is a segmented LRU (probation and
+// protected). A hill climber moves the split between window and main every
+// sample period, toward whichever direction raised the hit ratio, so the
+// policy leans to recency or to frequency as the workload asks.
+//
+// TinyLFU is not safe for concurrent use.
+type TinyLFU struct {
+	window, probation, protected node.List
+
+	max          uint64
+	windowMax    uint64
+	protectedMax uint64
+	weight       uint64
+
+	sketch sketch
+	rng    uint64
+
+	// hill climber
+	weighted     bool
+	sampleHits   uint64
+	sampleMisses uint64
+	prevHitRate  float64
+	step         float64
+}
+
+// NewTinyLFU returns a policy for at most max weight. weighted says
+// whether node weights vary (it only affects how the sketch is sized);
+// seed seeds the admission randomness.
+func NewTinyLFU(max uint64, weighted bool, seed uint64) *TinyLFU {
+	if max == 0 {
+		max = 1
+	}
+	p := &TinyLFU{max: max, weighted: weighted, rng: seed | 1}
+	p.windowMax = uint64(math.Ceil(float64(max) * initialWindow))
+	if p.windowMax > max {
+		p.windowMax = max
+	}
+	p.protectedMax = uint64(float64(max-p.windowMax) * protectedShare)
+	p.step = climbStep * float64(max) // the first move grows the window
+	capacity := int(min(max, 1<<24))
+	if weighted {
+		capacity = 1024
+	}
+	p.sketch.init(capacity)
+	return p
+}
+
+// Len implements Policy.
+func (p *TinyLFU) Len() int { return p.window.Len() + p.probation.Len() + p.protected.Len() }
+
+// Weight implements Policy.
+func (p *TinyLFU) Weight() uint64 { return p.weight }
+
+// Max implements Policy.
+func (p *TinyLFU) Max() uint64 { return p.max }
+
+// WindowMax returns the current target weight of the window (for tests
+// and statistics).
+func (p *TinyLFU) WindowMax() uint64 { return p.windowMax }
+
+func (p *TinyLFU) list(q uint8) *node.List {
+	switch q {
+	case qWindow:
+		return &p.window
+	case qProbation:
+		return &p.probation
+	case qProtected:
+		return &p.protected
+	}
+	panic("policy: node is not tracked by TinyLFU")
+}
+
+// Add implements Policy.
+func (p *TinyLFU) Add(n *node.Node) {
+	if p.weighted && p.Len() >= p.sketch.capacity() {
+		p.sketch.init(2 * p.sketch.capacity())
+	}
+	p.sketch.increment(n.Hash)
+	n.Queue = qWindow
+	p.window.PushBack(n)
+	p.weight += uint64(n.Weight)
+	p.sampleMisses++
+	p.climb()
+}
+
+// Access implements Policy.
+func (p *TinyLFU) Access(n *node.Node) {
+	p.sketch.increment(n.Hash)
+	p.touch(n)
+	p.sampleHits++
+	p.climb()
+}
+
+// touch reorders n after a read or a write.
+func (p *TinyLFU) touch(n *node.Node) {
+	switch n.Queue {
+	case qWindow:
+		p.window.MoveToBack(n)
+	case qProbation:
+		p.probation.Remove(n)
+		n.Queue = qProtected
+		p.protected.PushBack(n)
+		p.demote()
+	case qProtected:
+		p.protected.MoveToBack(n)
+	}
+}
+
+// demote moves the oldest protected entries to probation while protected
+// is over its share.
+func (p *TinyLFU) demote() {
+	for p.protected.Weight() > p.protectedMax && p.protected.Len() > 1 {
+		v := p.protected.Front()
+		p.protected.Remove(v)
+		v.Queue = qProbation
+		p.probation.PushBack(v)
+	}
+}
+
+// Remove implements Policy.
+func (p *TinyLFU) Remove(n *node.Node) {
+	p.list(n.Queue).Remove(n)
+	p.weight -= uint64(n.Weight)
+	n.Queue = 0
+}
+
+// Replace implements Policy.
+func (p *TinyLFU) Replace(old, n *node.Node) {
+	n.Queue = old.Queue
+	p.list(old.Queue).Replace(old, n)
+	old.Queue = 0
+	p.weight = p.weight - uint64(old.Weight) + uint64(n.Weight)
+	p.sketch.increment(n.Hash)
+	p.touch(n)
+}
+
+// Evict implements Policy.
+func (p *TinyLFU) Evict() *node.Node {
+	for p.window.Weight() > p.windowMax && p.window.Len() > 0 {
+		cand := p.window.Front()
+		p.window.Remove(cand)
+		cand.Queue = 0
+		if p.weight <= p.max {
+			// There is room: the candidate enters the main space freely.
+			cand.Queue = qProbation
+			p.probation.PushBack(cand)
+			continue
+		}
+		victim := p.mainVictim()
+		if victim == nil {
+			return p.drop(cand, nil)
+		}
+		if p.admit(cand, victim) {
+			return p.drop(victim, cand)
+		}
+		return p.drop(cand, nil)
+	}
+	if p.weight <= p.max {
+		return nil
+	}
+	v := p.mainVictim()
+	if v == nil {
+		v = p.window.Front()
+	}
+	if v == nil {
+		return nil
+	}
+	return p.drop(v, nil)
+}
+
+// drop finishes evicting v, unlinking it if it is still in a queue;
+// admitted, if not nil, enters probation.
+func (p *TinyLFU) drop(v, admitted *node.Node) *node.Node {
+	if v.Queue != 0 {
+		p.list(v.Queue).Remove(v)
+	}
+	v.Queue = 0
+	p.weight -= uint64(v.Weight)
+	if admitted != nil {
+		admitted.Queue = qProbation
+		p.probation.PushBack(admitted)
+	}
+	return v
+}
+
+// mainVictim returns the main space's eviction candidate, without
+// unlinking it.
+func (p *TinyLFU) mainVictim() *node.Node {
+	if v := p.probation.Front(); v != nil {
+		return v
+	}
+	return p.protected.Front()
+}
+
+// admit reports whether cand should replace victim in the main space.
+func (p *TinyLFU) admit(cand, victim *node.Node) bool {
+	cf := p.sketch.estimate(cand.Hash)
+	vf := p.sketch.estimate(victim.Hash)
+	if cf > vf {
+		return true
+	}
+	if cf >= admitFloodFreq {
+		// Defeat an attacker who keeps a victim's counters high to pin it:
+		// a warm candidate wins now and then.
+		return p.random()&127 == 0
+	}
+	return false
+}
+
+func (p *TinyLFU) random() uint64 {
+	// xorshift64*
+	p.rng ^= p.rng >> 12
+	p.rng ^= p.rng << 25
+	p.rng ^= p.rng >> 27
+	return p.rng * 2685821657736338717
+}
+
+// climb adjusts the window once per sample period.
+func (p *TinyLFU) climb() {
+	requests := p.sampleHits + p.sampleMisses
+	sample := uint64(sampleMultiplier) * p.capacityEntries()
+	if requests < sample {
+		return
+	}
+	if p.weight < p.max/2 {
+		// Still filling: the hit ratio says nothing about the split yet.
+		p.sampleHits, p.sampleMisses = 0, 0
+		return
+	}
+	rate := float64(p.sampleHits) / float64(requests)
+	change := rate - p.prevHitRate
+	// Keep going in the direction that helped; turn back if it hurt.
+	amount := p.step
+	if change < 0 {
+		amount = -p.step
+	}
+	if math.Abs(change) >= climbRestart {
+		// The workload changed: start again with a full step.
+		p.step = math.Copysign(climbStep*float64(p.max), amount)
+	} else {
+		p.step = amount * climbDecay
+	}
+	p.prevHitRate = rate
+	p.sampleHits, p.sampleMisses = 0, 0
+	switch {
+	case amount > 0:
+		p.growWindow(uint64(amount))
+	case amount < 0:
+		p.shrinkWindow(uint64(-amount))
+	}
+}
+
+// capacityEntries estimates how many entries the cache holds when full.
+func (p *TinyLFU) capacityEntries() uint64 {
+	if !p.weighted {
+		return p.max
+	}
+	return max(uint64(p.Len()), 100)
+}
+
+// growWindow moves up to quota weight from the main space to the window.
+func (p *TinyLFU) growWindow(quota uint64) {
+	quota = min(quota, p.protectedMax)
+	p.protectedMax -= quota
+	p.windowMax += quota
+	p.demote()
+	for quota > 0 {
+		n := p.probation.Front()
+		if n == nil {
+			n = p.protected.Front()
+		}
+		if n == nil || uint64(n.Weight) > quota {
+			break
+		}
+		p.list(n.Queue).Remove(n)
+		n.Queue = qWindow
+		p.window.PushBack(n)
+		quota -= uint64(n.Weight)
+	}
+	// Give back what could not be moved.
+	p.protectedMax += quota
+	p.windowMax -= quota
+}
+
+// shrinkWindow moves up to quota weight from the window to the main space.
+func (p *TinyLFU) shrinkWindow(quota uint64) {
+	if p.windowMax <= 1 {
+		return
+	}
+	quota = min(quota, p.windowMax-1)
+	p.windowMax -= quota
+	p.protectedMax += quota
+	for quota > 0 {
+		n := p.window.Front()
+		if n == nil || uint64(n.Weight) > quota {
+			break
+		}
+		p.window.Remove(n)
+		n.Queue = qProbation
+		p.probation.PushBack(n)
+		quota -= uint64(n.Weight)
+	}
+	p.windowMax += quota
+	p.protectedMax -= quota
+}

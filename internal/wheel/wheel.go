@@ -1,0 +1,279 @@
+// Package wheel implements a hierarchical timing wheel that a cache uses to
+// reclaim expired entries with bounded work per maintenance run.
+//
+// # Design
+//
+// Times are int64 nanoseconds in the cache's clock. The wheel maps them to
+// uint64 keys with an order-preserving bias (the sign bit is flipped), so any
+// int64, negative ones and math.MaxInt64 included, is a valid time or
+// deadline.
+//
+// The key space is cut into 6-bit digits, and level L of the wheel holds 64
+// buckets for digit L: a bucket of level L spans 2^(6L) ns. Level 5 spans
+// 2^30 ns (~1.07 s), level 6 2^36 ns (~1.14 min), level 7 2^42 ns (~1.22 h),
+// level 8 2^48 ns (~3.3 d), level 9 2^54 ns (~208 d) and the top level 10
+// (only 16 of its buckets can be used) 2^60 ns (~36.6 years); levels 0 to 4
+// (1 ns to ~16.8 ms) make expiry exact to the nanosecond without ever scanning
+// a bucket whose time has not come.
+//
+// A scheduled node with deadline d later than the wheel's time t sits at the
+// level of the highest digit in which d and t differ, in the bucket numbered
+// by d's digit there. So every node of a level shares all higher digits with
+// t and has a larger digit at its own level, and the next time at which
+// anything can happen is the start of the lowest occupied bucket of the
+// lowest occupied level. Advance jumps from one such bucket start to the next:
+// the bucket's nodes that are due are expired, the others are cascaded to a
+// lower level, which happens at most once per level over a node's life. A
+// 64-bit occupancy mask per level finds the next bucket in O(1), so an Advance
+// costs O(levels) plus O(1) per node it visits, never a scan of all nodes.
+//
+// Nodes scheduled with a deadline at or before the wheel's time wait in an
+// overdue list and are expired by the next Advance.
+//
+// Buckets are circular doubly linked lists threaded through the nodes' timer
+// links with a sentinel node per list, so a scheduled node always has non-nil
+// links and an unscheduled one has nil links, and Deschedule is O(1).
+//
+// Nothing in this package is safe for concurrent use.
+package wheel
+
+import (
+	"math/bits"
+
+	"github.com/cachekit/cachekit/internal/node"
+)
+
+const (
+	// digitBits is the number of key bits that one level resolves.
+	digitBits = 6
+	// bucketsPerLevel is the number of buckets of each level.
+	bucketsPerLevel = 1 << digitBits
+	// digitMask extracts one digit from a shifted key.
+	digitMask = bucketsPerLevel - 1
+	// numLevels is the number of levels needed to cover 64-bit keys.
+	numLevels = (64 + digitBits - 1) / digitBits
+	// noBucket is the Aux value of sentinels of lists that have no occupancy
+	// bit (the pending and overdue lists). Bucket sentinels store
+	// level<<digitBits | index instead.
+	noBucket = ^uint64(0)
+	// bias maps int64 times to uint64 keys preserving order.
+	bias = uint64(1) << 63
+)
+
+// Wheel is a hierarchical timing wheel of *node.Node ordered by their
+// Deadline. Create one with New; the zero value is not usable, and a Wheel
+// must not be copied.
+//
+// A Wheel is not safe for concurrent use: the caller must serialize all calls
+// (in a cache, by holding its maintenance lock).
+type Wheel struct {
+	// time is the key of the wheel's current time: every node with a
+	// deadline at or before it has been expired or sits in pending or
+	// overdue.
+	time uint64
+	// len is the number of scheduled nodes.
+	len int
+	// occupied has bit i of word L set iff bucket i of level L is non-empty.
+	occupied [numLevels]uint64
+	// pending holds the nodes of the bucket that Advance last opened and has
+	// not finished visiting (its start is time).
+	pending node.Node
+	// overdue holds nodes scheduled with a deadline at or before time.
+	overdue node.Node
+	// visited counts the nodes that Advance has visited (expired or
+	// cascaded) over the wheel's life; only tests read it.
+	visited uint64
+	// buckets are the sentinels of the bucket lists, by level and index.
+	buckets [numLevels][bucketsPerLevel]node.Node
+}
+
+// New returns an empty wheel whose current time is now.
+func New(now int64) *Wheel {
+	w := &Wheel{time: key(now)}
+	initList(&w.pending, noBucket)
+	initList(&w.overdue, noBucket)
+	for l := range w.buckets {
+		for i := range w.buckets[l] {
+			initList(&w.buckets[l][i], uint64(l)<<digitBits|uint64(i))
+		}
+	}
+	return w
+}
+
+// Len returns the number of scheduled nodes.
+func (w *Wheel) Len() int { return w.len }
+
+// Scheduled reports whether n is scheduled (on w, if n is used with w only).
+func (w *Wheel) Scheduled(n *node.Node) bool { return n.TimerNext() != nil }
+
+// Schedule adds n to the wheel, to be expired by the first Advance whose now
+// is at or after n.Deadline. A deadline at or before the wheel's current time
+// is allowed: the node expires on the next Advance.
+//
+// n.Deadline must not be 0 and must not change while n is scheduled, and n
+// must not be scheduled already; Schedule panics if either check fails.
+// Schedule does not allocate.
+func (w *Wheel) Schedule(n *node.Node) {
+	if n.Deadline == 0 {
+		panic("wheel: Schedule of a node without a deadline")
+	}
+	if n.TimerNext() != nil {
+		panic("wheel: Schedule of a node that is already scheduled")
+	}
+	w.len++
+	w.place(n)
+}
+
+// Deschedule removes n from the wheel. It is a no-op if n is not scheduled.
+// A scheduled n must be scheduled on w, not on another wheel.
+func (w *Wheel) Deschedule(n *node.Node) {
+	prev, next := n.TimerPrev(), n.TimerNext()
+	if next == nil {
+		return
+	}
+	unlink(n)
+	w.len--
+	if prev == next && prev.Aux != noBucket {
+		// Only the sentinel is left: the bucket is now empty.
+		w.occupied[prev.Aux>>digitBits] &^= 1 << (prev.Aux & digitMask)
+	}
+}
+
+// Advance moves the wheel's current time to now and calls expire for every
+// scheduled node whose Deadline is at or before now, after unlinking it: when
+// expire runs, the node is no longer scheduled, and expire may Schedule or
+// Deschedule any node (itself included) but must not call Advance. Nodes
+// that expire schedules with a deadline at or before now are expired by the
+// same Advance. Nodes with a later deadline are never passed to expire. A nil
+// expire drops expired nodes silently.
+//
+// Advance visits a node when it expires it or when it cascades it from a
+// coarse bucket to a finer one. If budget > 0, Advance visits at most budget
+// nodes; when the budget runs out before the wheel has reached now, it
+// returns false and the wheel's current time stays at the point reached, so a
+// later call with the same or a later now continues without losing or
+// expiring twice any node. budget <= 0 means no limit. Advance returns true
+// once the wheel's time is now and no node due at now is left.
+//
+// If now is earlier than the wheel's current time, Advance does nothing and
+// returns true.
+func (w *Wheel) Advance(now int64, budget int, expire func(*node.Node)) (done bool) {
+	target := key(now)
+	if target < w.time {
+		return true
+	}
+	visits := 0
+	for {
+		// Visit the nodes of the opened bucket and the overdue ones. The
+		// lists are re-read each time because expire may change them.
+		for {
+			n := w.pending.TimerNext()
+			if n == &w.pending {
+				if n = w.overdue.TimerNext(); n == &w.overdue {
+					break
+				}
+			}
+			if budget > 0 && visits >= budget {
+				return false
+			}
+			visits++
+			w.visited++
+			unlink(n)
+			if key(n.Deadline) <= target {
+				w.len--
+				if expire != nil {
+					expire(n)
+				}
+			} else {
+				// Not due: n.Deadline > target >= time, so this puts n
+				// in a bucket of a lower level than the one it came from.
+				w.place(n)
+			}
+		}
+
+		// Find the earliest bucket start: the lowest occupied bucket of
+		// the lowest occupied level.
+		level := -1
+		for l, m := range w.occupied {
+			if m != 0 {
+				level = l
+				break
+			}
+		}
+		if level < 0 {
+			w.time = target
+			return true
+		}
+		index := uint(bits.TrailingZeros64(w.occupied[level]))
+		shift := uint(level) * digitBits
+		// Keep the digits above level (a shift of 64 or more gives 0, so
+		// for the top level the mask is all ones), replace the digit at
+		// level by index, and clear the digits below.
+		start := w.time&^(uint64(1)<<(shift+digitBits)-1) | uint64(index)<<shift
+		if start > target {
+			w.time = target
+			return true
+		}
+		if budget > 0 && visits >= budget {
+			return false
+		}
+		// Open the bucket: move its nodes to pending and advance to its
+		// start. No node can be placed in it again, since its digit now
+		// equals the time's.
+		w.time = start
+		w.occupied[level] &^= 1 << index
+		spliceAll(&w.buckets[level][index], &w.pending)
+	}
+}
+
+// place links n, which is counted in len but not linked, into the overdue
+// list or the bucket its deadline selects relative to the wheel's time.
+func (w *Wheel) place(n *node.Node) {
+	d := key(n.Deadline)
+	if d <= w.time {
+		pushBack(&w.overdue, n)
+		return
+	}
+	level := uint(63-bits.LeadingZeros64(d^w.time)) / digitBits
+	index := d >> (level * digitBits) & digitMask
+	pushBack(&w.buckets[level][index], n)
+	w.occupied[level] |= 1 << index
+}
+
+// key maps a time to a key, preserving order.
+func key(t int64) uint64 { return uint64(t) ^ bias }
+
+// initList makes s the sentinel of an empty list, tagged with aux.
+func initList(s *node.Node, aux uint64) {
+	s.SetTimerLinks(s, s)
+	s.Aux = aux
+}
+
+// pushBack links n, which must not be linked, before sentinel s.
+func pushBack(s, n *node.Node) {
+	last := s.TimerPrev()
+	n.SetTimerLinks(last, s)
+	last.SetTimerLinks(last.TimerPrev(), n)
+	s.SetTimerLinks(n, s.TimerNext())
+}
+
+// unlink removes the linked node n from its list and clears its links.
+func unlink(n *node.Node) {
+	prev, next := n.TimerPrev(), n.TimerNext()
+	prev.SetTimerLinks(prev.TimerPrev(), next)
+	next.SetTimerLinks(prev, next.TimerNext())
+	n.SetTimerLinks(nil, nil)
+}
+
+// spliceAll moves every node of the list with sentinel from to the list with
+// sentinel to, which must be empty, in O(1).
+func spliceAll(from, to *node.Node) {
+	first, last := from.TimerNext(), from.TimerPrev()
+	if first == from {
+		return
+	}
+	to.SetTimerLinks(last, first)
+	first.SetTimerLinks(to, first.TimerNext())
+	last.SetTimerLinks(last.TimerPrev(), to)
+	from.SetTimerLinks(from, from)
+}

@@ -1,0 +1,89 @@
+package cachekit
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Options configures a Cache. The zero value is a valid configuration: an
+// unbounded cache whose entries never expire.
+type Options[K comparable, V any] struct {
+	// MaxEntries bounds the cache by its number of entries. At most one of
+	// MaxEntries and MaxWeight may be set; when neither is, the cache is
+	// unbounded and only expiry and Delete remove entries. Default 0.
+	MaxEntries int
+
+	// MaxWeight bounds the cache by the sum of its entries' weights as
+	// reported by Weigher, which it requires. Default 0.
+	MaxWeight uint64
+
+	// Weigher returns an entry's weight; it is called once per Set, outside
+	// any lock, and must be fast and deterministic. An entry heavier than
+	// MaxWeight is refused by Set. Required with MaxWeight, not allowed
+	// without it. Default nil.
+	Weigher func(key K, value V) uint32
+
+	// DefaultTTL is the time to live of entries stored by Set and SetMany.
+	// Zero means they never expire. Negative values are invalid. Default 0.
+	DefaultTTL time.Duration
+
+	// TTLJitter spreads every TTL uniformly over ±TTLJitter/2 of its
+	// length (0.1 gives ±5%), so entries written together do not expire
+	// together. It must be in [0, 1). Default 0 (no jitter).
+	TTLJitter float64
+
+	// InitialCapacity is the number of entries to make room for up front,
+	// to avoid growing the index while the cache fills. Default 0.
+	InitialCapacity int
+
+	// OnEvict, if set, is called once for every entry that leaves the
+	// cache, with the reason. It is never called with a lock of the cache
+	// held, so it may call the cache (even for the same key). It runs on
+	// the goroutine that removed the entry: the caller of Delete, Set or
+	// Clear for those causes; for capacity and expiry, whichever goroutine
+	// ran the cache's maintenance (a caller of Get or Set, or the cache's
+	// background goroutine). Calls may therefore run concurrently, and
+	// removals of different keys may be reported out of order. A slow
+	// callback slows the goroutine that runs it. Default nil.
+	OnEvict func(key K, value V, cause Cause)
+
+	// Clock is the time source for expiry. Default nil: the system's
+	// monotonic clock, read through a cached timestamp refreshed every
+	// millisecond by the cache's background goroutine while the cache holds
+	// entries with a TTL (so an expired entry may be returned for up to
+	// about a millisecond, more if the process is starved of CPU). Tests
+	// may supply a fake clock; reads then call Clock.Now every time.
+	Clock Clock
+}
+
+// Clock tells the time. Implementations must be safe for concurrent use.
+type Clock interface {
+	Now() time.Time
+}
+
+// ErrInvalidOptions is wrapped by every error that New returns.
+var ErrInvalidOptions = errors.New("cachekit: invalid options")
+
+func (o *Options[K, V]) validate() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrInvalidOptions}, args...)...)
+	}
+	switch {
+	case o.MaxEntries < 0:
+		return bad("MaxEntries is negative (%d)", o.MaxEntries)
+	case o.MaxEntries > 0 && o.MaxWeight > 0:
+		return bad("MaxEntries and MaxWeight are both set; choose one bound")
+	case o.MaxWeight > 0 && o.Weigher == nil:
+		return bad("MaxWeight needs a Weigher")
+	case o.Weigher != nil && o.MaxWeight == 0:
+		return bad("Weigher is set but MaxWeight is not")
+	case o.DefaultTTL < 0:
+		return bad("DefaultTTL is negative (%v)", o.DefaultTTL)
+	case !(o.TTLJitter >= 0 && o.TTLJitter < 1):
+		return bad("TTLJitter must be in [0, 1), got %v", o.TTLJitter)
+	case o.InitialCapacity < 0:
+		return bad("InitialCapacity is negative (%d)", o.InitialCapacity)
+	}
+	return nil
+}

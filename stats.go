@@ -1,0 +1,95 @@
+package cachekit
+
+import (
+	"sync/atomic"
+)
+
+// Indexes of the striped counters.
+const (
+	statMisses = iota
+	statSets
+	statDeleted
+	statReplaced
+	statExpired // removed by a caller's operation after expiring
+	numStats
+)
+
+// statStripe is one stripe of the cache's counters, padded to its own
+// cache line(s) so that goroutines counting on different stripes do not
+// contend.
+type statStripe struct {
+	v [numStats]atomic.Uint64
+	_ [64 - (numStats*8)%64]byte
+}
+
+func statStripes(procs int) int {
+	n := 1
+	for n < 4*procs {
+		n <<= 1
+	}
+	return n
+}
+
+func (c *cache[K, V]) count(stat int, probe uint64) {
+	c.stats[probe&uint64(len(c.stats)-1)].v[stat].Add(1)
+}
+
+func (c *cache[K, V]) sum(stat int) uint64 {
+	var n uint64
+	for i := range c.stats {
+		n += c.stats[i].v[stat].Load()
+	}
+	return n
+}
+
+// Stats is a snapshot of a cache's counters since it was created.
+type Stats struct {
+	Hits   uint64 // Get found a live entry
+	Misses uint64 // Get found nothing, or an expired entry
+	Sets   uint64 // entries stored by Set, SetWithTTL and SetMany
+
+	Evicted  uint64 // removed by the policy to respect the bound
+	Expired  uint64 // removed after their TTL passed
+	Deleted  uint64 // removed by Delete
+	Replaced uint64 // replaced by a Set of the same key
+	Cleared  uint64 // removed by Clear
+
+	Entries int    // entries in the cache now (as Len)
+	Weight  uint64 // their total weight (their number, for a cache without Weigher)
+}
+
+// HitRatio returns Hits / (Hits + Misses), or 0 before any lookup.
+func (s Stats) HitRatio() float64 {
+	if s.Hits+s.Misses == 0 {
+		return 0
+	}
+	return float64(s.Hits) / float64(s.Hits+s.Misses)
+}
+
+// Stats returns the cache's counters. It first applies pending writes to the
+// policy, so Entries and Weight reflect every write that returned before
+// Stats was called. The counters are read one at a time, not atomically
+// together.
+func (h *Cache[K, V]) Stats() Stats {
+	c := h.c
+	c.maintain(true)
+	s := Stats{
+		Hits:     c.reads.Count(),
+		Misses:   c.sum(statMisses),
+		Sets:     c.sum(statSets),
+		Evicted:  c.evictions[CauseCapacity].Load(),
+		Expired:  c.evictions[CauseExpired].Load() + c.sum(statExpired),
+		Deleted:  c.sum(statDeleted),
+		Replaced: c.sum(statReplaced),
+		Cleared:  c.evictions[CauseCleared].Load(),
+		Entries:  h.Len(),
+	}
+	c.mu.Lock()
+	if c.bounded {
+		s.Weight = c.policy.Weight()
+	} else {
+		s.Weight = uint64(s.Entries)
+	}
+	c.mu.Unlock()
+	return s
+}
