@@ -1,0 +1,51 @@
+# cachekit — run `make help` for the targets.
+
+SHELL := /bin/bash
+GO ?= go
+GOBIN := $(shell $(GO) env GOPATH)/bin
+STATICCHECK_VERSION := 2026.2.2
+STATICCHECK := $(GOBIN)/staticcheck
+# Every module of the repository (the root and nested ones such as bench/).
+MODULES := $(shell find . -name go.mod -not -path './.git/*' -printf '%h\n' | sort)
+FUZZTIME ?= 60s
+
+.PHONY: help setup test vet lint unit deps-check test-386 run fuzz bench fmt
+
+help: ## Show this help.
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+setup: ## Install what a fresh machine with only Go lacks (staticcheck, modules).
+	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	@for m in $(MODULES); do (cd $$m && $(GO) mod download) || exit 1; done
+
+test: vet lint deps-check unit test-386 ## The whole suite: vet, staticcheck, dependency check, tests under -race, 32-bit tests.
+
+vet: ## go vet every module.
+	@for m in $(MODULES); do echo "== go vet $$m"; (cd $$m && $(GO) vet ./...) || exit 1; done
+
+lint: ## staticcheck every module (installed by make setup).
+	@test -x $(STATICCHECK) || { echo "staticcheck is missing: run make setup"; exit 1; }
+	@for m in $(MODULES); do echo "== staticcheck $$m"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
+
+unit: ## go test -race every module.
+	@for m in $(MODULES); do echo "== go test -race $$m"; (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
+
+deps-check: ## The root package must import only the standard library.
+	@bad=$$($(GO) list -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' . | grep -v '^github.com/cachekit/cachekit\(/internal/.*\)\?$$' || true); \
+	if [ -n "$$bad" ]; then echo "the root package imports non-standard packages:"; echo "$$bad"; exit 1; fi; \
+	echo "== root package imports only the standard library"
+
+test-386: ## The root package's tests again with GOARCH=386 (32-bit atomics, alignment).
+	GOARCH=386 $(GO) test -count=1 . ./internal/...
+
+run: ## A small demo of the cache.
+	$(GO) run ./cmd/cachekit demo
+
+fuzz: ## Fuzz the cache against its model for FUZZTIME (default 60s).
+	$(GO) test -run '^$$' -fuzz FuzzModel -fuzztime $(FUZZTIME) .
+
+bench: ## In-package benchmarks of the root package.
+	$(GO) test -run '^$$' -bench . -benchmem .
+
+fmt: ## gofmt every Go file.
+	gofmt -w $$(git ls-files '*.go')

@@ -1,0 +1,50 @@
+// Command cachekit is the toolkit's command line. Subcommands:
+//
+//	cachekit demo   run a small demonstration of the in-memory cache
+//
+// Later subcommands (the simulator, the service, the load generator) are
+// added by their packages.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "demo":
+		return demo(args[1:], stdout, stderr)
+	case "help", "-h", "-help", "--help":
+		usage(stdout)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "cachekit: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
+	}
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, `usage: cachekit <command> [flags]
+
+commands:
+  demo    run a small demonstration of the in-memory cache
+  help    show this help`)
+}
+
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("cachekit "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}

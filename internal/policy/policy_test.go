@@ -1,0 +1,207 @@
+package policy
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cachekit/cachekit/internal/node"
+)
+
+// factories lists every policy for the shared contract suite.
+var factories = map[string]func(max uint64, weighted bool) Policy{
+	"tinylfu": func(max uint64, weighted bool) Policy { return NewTinyLFU(max, weighted, 7) },
+}
+
+func mix(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// TestContract drives every policy with random operations and checks it
+// against a reference set of tracked nodes.
+func TestContract(t *testing.T) {
+	for name, newPolicy := range factories {
+		for _, weighted := range []bool{false, true} {
+			for _, max := range []uint64{1, 2, 10, 100} {
+				seed := uint64(max)*1000 + 17
+				t.Run(name, func(t *testing.T) {
+					t.Logf("max %d weighted %v seed %d", max, weighted, seed)
+					contract(t, newPolicy(max, weighted), max, weighted, rand.New(rand.NewPCG(seed, seed)))
+				})
+			}
+		}
+	}
+}
+
+func contract(t *testing.T, p Policy, max uint64, weighted bool, r *rand.Rand) {
+	t.Helper()
+	tracked := map[*node.Node]bool{}
+	byKey := map[uint64]*node.Node{}
+	weight := func() uint64 {
+		var w uint64
+		for n := range tracked {
+			w += uint64(n.Weight)
+		}
+		return w
+	}
+	newNode := func(k uint64) *node.Node {
+		w := uint32(1)
+		if weighted {
+			w = uint32(r.Uint64N(max + 1)) // 0 .. max
+		}
+		return &node.Node{Hash: mix(k), Weight: w, Aux: k}
+	}
+	keys := 3*max + 5
+	evicted := 0
+	for i := range 20000 {
+		k := r.Uint64N(keys)
+		n := byKey[k]
+		switch op := r.IntN(10); {
+		case op < 4 && n == nil:
+			n = newNode(k)
+			p.Add(n)
+			tracked[n] = true
+			byKey[k] = n
+		case op < 4 || op < 7 && n != nil:
+			if n != nil {
+				p.Access(n)
+			}
+		case op == 7 && n != nil:
+			p.Remove(n)
+			delete(tracked, n)
+			delete(byKey, k)
+		case op == 8 && n != nil:
+			m := newNode(k)
+			p.Replace(n, m)
+			delete(tracked, n)
+			tracked[m] = true
+			byKey[k] = m
+		}
+		for v := p.Evict(); v != nil; v = p.Evict() {
+			if !tracked[v] {
+				t.Fatalf("op %d: Evict returned an untracked node (key %d)", i, v.Aux)
+			}
+			delete(tracked, v)
+			delete(byKey, v.Aux)
+			evicted++
+		}
+		if p.Len() != len(tracked) {
+			t.Fatalf("op %d: Len %d, tracked %d", i, p.Len(), len(tracked))
+		}
+		if w := weight(); p.Weight() != w {
+			t.Fatalf("op %d: Weight %d, tracked weight %d", i, p.Weight(), w)
+		}
+		if p.Weight() > max {
+			t.Fatalf("op %d: weight %d over the maximum %d", i, p.Weight(), max)
+		}
+	}
+	if evicted == 0 {
+		t.Fatalf("no evictions in 20000 operations over %d keys with max %d", keys, max)
+	}
+}
+
+// TestTinyLFUOrder pins TinyLFU's decisions on a hand-checked sequence.
+func TestTinyLFUOrder(t *testing.T) {
+	p := NewTinyLFU(10, false, 1)
+	nodes := map[uint64]*node.Node{}
+	add := func(k uint64) []uint64 {
+		n := &node.Node{Hash: mix(k), Weight: 1, Aux: k}
+		nodes[k] = n
+		p.Add(n)
+		var out []uint64
+		for v := p.Evict(); v != nil; v = p.Evict() {
+			out = append(out, v.Aux)
+		}
+		return out
+	}
+	// window 1, main 9 (protected at most 7).
+	if p.WindowMax() != 1 {
+		t.Fatalf("window %d, want 1", p.WindowMax())
+	}
+	for k := uint64(1); k <= 10; k++ {
+		if ev := add(k); len(ev) != 0 {
+			t.Fatalf("adding %d evicted %v while filling", k, ev)
+		}
+	}
+	// 11 pushes 10 out of the window; 10 (seen once) does not beat the
+	// probation victim 1 (seen once): the candidate loses.
+	if ev := add(11); len(ev) != 1 || ev[0] != 10 {
+		t.Fatalf("adding 11 evicted %v, want [10]", ev)
+	}
+	// 1 is read twice: it moves to protected, 2 becomes the victim.
+	p.Access(nodes[1])
+	p.Access(nodes[1])
+	// 11 is read twice in the window: frequency 3 beats 2's frequency 1.
+	p.Access(nodes[11])
+	p.Access(nodes[11])
+	if ev := add(12); len(ev) != 1 || ev[0] != 2 {
+		t.Fatalf("adding 12 evicted %v, want [2]", ev)
+	}
+	if nodes[11].Queue != qProbation || nodes[1].Queue != qProtected || nodes[12].Queue != qWindow {
+		t.Fatalf("queues: 11 in %d, 1 in %d, 12 in %d", nodes[11].Queue, nodes[1].Queue, nodes[12].Queue)
+	}
+	// Next victim is 3 (oldest in probation), and 12 (seen once) loses to it.
+	if ev := add(13); len(ev) != 1 || ev[0] != 12 {
+		t.Fatalf("adding 13 evicted %v, want [12]", ev)
+	}
+}
+
+func TestSketch(t *testing.T) {
+	var s sketch
+	s.init(64)
+	h := mix(42)
+	for i := range 20 {
+		if got, want := s.estimate(h), min(i, 15); got != want {
+			t.Fatalf("after %d increments estimate %d, want %d", i, got, want)
+		}
+		s.increment(h)
+	}
+	// Many other keys force a reset, which halves the counters.
+	before := s.estimate(h)
+	for k := uint64(0); s.estimate(h) == before; k++ {
+		s.increment(mix(k + 1000))
+		if k > 10_000 {
+			t.Fatal("the sketch never aged")
+		}
+	}
+	if got := s.estimate(h); got != before/2 {
+		t.Fatalf("after reset estimate %d, want %d", got, before/2)
+	}
+}
+
+func TestClimberAdapts(t *testing.T) {
+	// A loop bigger than the cache rewards frequency: the window should
+	// end small. A recency-friendly shifting working set rewards a large
+	// window.
+	const max = 500
+	run := func(next func(i int) uint64) uint64 {
+		p := NewTinyLFU(max, false, 3)
+		m := map[uint64]*node.Node{}
+		for i := range 200 * max {
+			k := next(i)
+			if n, ok := m[k]; ok {
+				p.Access(n)
+				continue
+			}
+			n := &node.Node{Hash: mix(k), Weight: 1, Aux: k}
+			m[k] = n
+			p.Add(n)
+			for v := p.Evict(); v != nil; v = p.Evict() {
+				delete(m, v.Aux)
+			}
+		}
+		return p.WindowMax()
+	}
+	loop := run(func(i int) uint64 { return uint64(i % (2 * max)) })
+	// Each key is read 3 times in a row then never again, over a moving
+	// range: only recency helps.
+	recency := run(func(i int) uint64 { r := uint64(i / 3); return r - r%2 + uint64(i%2) })
+	t.Logf("window after loop %d, after recency workload %d (initial %d)", loop, recency, NewTinyLFU(max, false, 3).WindowMax())
+	if loop >= recency {
+		t.Fatalf("window after loop %d is not smaller than after recency %d", loop, recency)
+	}
+}
