@@ -45,6 +45,7 @@ type cache[K comparable, V any] struct {
 	seed     maphash.Seed
 	hasher   func(K) uint64 // test hook: forced collisions; nil in production
 	tomb     *entry[K, V]   // marks a removed slot
+	vkind    int            // how entries hold values (value.go)
 
 	bounded    bool
 	weigher    func(K, V) uint32
@@ -61,15 +62,18 @@ type cache[K comparable, V any] struct {
 	wake    chan struct{}
 
 	reads  *buffer.Striped[entry[K, V]]
+	// recordReads turns on once the policy is half full. Before that no
+	// eviction is near and reads skip the read buffer altogether (as
+	// Caffeine does before it sizes its sketch).
+	recordReads atomic.Bool
 	writes *buffer.Queue[event[K, V]]
-	status atomic.Uint32
 	stats  []statStripe
 
 	mu        sync.Mutex // the maintenance lock: guards the fields below
 	policy    policy.Policy
 	wheel     *wheel.Wheel
 	pending   []removal[K, V]
-	backlog   bool                      // the wheel has due work left
+	backlog   bool                     // the wheel has due work left
 	evictions [numCauses]atomic.Uint64 // capacity, expired (by the wheel), cleared; written under mu
 
 	stopOnce sync.Once
@@ -92,14 +96,9 @@ type event[K comparable, V any] struct {
 	remove bool
 }
 
-// Drain status, after Caffeine's: a write asks for maintenance; a goroutine
-// running it notices requests that arrive meanwhile.
-const (
-	statusIdle uint32 = iota
-	statusRequired
-	statusProcessing
-	statusProcessingRequired
-)
+// writeBatch is the number of queued write records that makes a writer
+// run maintenance.
+const writeBatch = 32
 
 // expireBudget bounds how many timer-wheel nodes one maintenance pass visits.
 const expireBudget = 4096
@@ -119,6 +118,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		segs:       make([]segment[K, V], nseg),
 		seed:       maphash.MakeSeed(),
 		tomb:       new(entry[K, V]),
+		vkind:      valueKind[V](),
 		weigher:    opts.Weigher,
 		defaultTTL: opts.DefaultTTL,
 		jitter:     opts.TTLJitter,
@@ -297,14 +297,14 @@ func (h *Cache[K, V]) Get(key K) (V, bool) {
 		return zero, false
 	}
 	c.afterRead(e)
-	return e.value, true
+	return c.load(e), true
 }
 
 func (c *cache[K, V]) afterRead(e *entry[K, V]) {
 	p := probe()
 	c.reads.Inc(p)
-	if c.bounded && c.reads.Add(e, p) == buffer.Full {
-		c.scheduleDrain()
+	if c.recordReads.Load() && c.reads.Add(e, p) == buffer.Full {
+		c.maintain(false)
 	}
 }
 
@@ -318,7 +318,7 @@ func (h *Cache[K, V]) Peek(key K) (V, bool) {
 		var zero V
 		return zero, false
 	}
-	return e.value, true
+	return c.load(e), true
 }
 
 // GetMany looks up every key like Get. It returns the values found, and the
@@ -371,13 +371,36 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 		}
 	}
 	hash := c.hash(key)
-	e := &entry[K, V]{key: key, value: value}
-	e.Hash = hash
-	e.Weight = w
+	var deadline int64
 	if ttl > 0 {
-		e.Deadline = c.deadline(ttl)
+		deadline = c.deadline(ttl)
 	}
 	s := c.segment(hash)
+	p := probe()
+	if c.vkind != valueInline && deadline == 0 {
+		// Replace a word-sized value in place: no allocation, and for the
+		// policy it is just an access.
+		s.mu.Lock()
+		if old := s.get(key, hash, c.tomb); old != nil && old.Deadline == 0 && old.Weight == w {
+			prev := c.swap(old, value)
+			s.mu.Unlock()
+			c.count(statSets, p)
+			c.count(statReplaced, p)
+			if c.recordReads.Load() && c.reads.Add(old, p) == buffer.Full {
+				c.maintain(false)
+			}
+			if c.onEvict != nil {
+				c.onEvict(key, prev, CauseReplaced)
+			}
+			return true
+		}
+		s.mu.Unlock()
+	}
+	e := &entry[K, V]{key: key}
+	c.init(e, value)
+	e.Hash = hash
+	e.Weight = w
+	e.Deadline = deadline
 	s.mu.Lock()
 	old := s.put(e, c.tomb)
 	if old != nil {
@@ -385,7 +408,6 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 	}
 	s.mu.Unlock()
 
-	p := probe()
 	c.count(statSets, p)
 	if c.bounded || e.Deadline != 0 || (old != nil && old.Deadline != 0) {
 		c.afterWrite(event[K, V]{e: e, old: old})
@@ -449,72 +471,36 @@ func (c *cache[K, V]) removed(e *entry[K, V], cause Cause, p uint64) {
 		c.count(statReplaced, p)
 	}
 	if c.onEvict != nil {
-		c.onEvict(e.key, e.value, cause)
+		c.onEvict(e.key, c.load(e), cause)
 	}
 }
 
-// afterWrite queues ev for the policy and asks for maintenance.
+// afterWrite queues ev for the policy. Maintenance runs once enough
+// records have piled up (writeBatch), so that writers share its cost; the
+// background goroutine applies the rest within a tick.
 func (c *cache[K, V]) afterWrite(ev event[K, V]) {
 	for !c.writes.Push(ev) {
 		// The queue is full: help drain it rather than drop a write.
 		c.maintain(true)
 	}
-	c.scheduleDrain()
-}
-
-// scheduleDrain runs maintenance now if no other goroutine is running it,
-// or makes sure the one running it takes another pass.
-func (c *cache[K, V]) scheduleDrain() {
-	for {
-		switch c.status.Load() {
-		case statusIdle:
-			if !c.status.CompareAndSwap(statusIdle, statusRequired) {
-				continue
-			}
-		case statusRequired:
-		case statusProcessing:
-			if !c.status.CompareAndSwap(statusProcessing, statusProcessingRequired) {
-				continue
-			}
-			return
-		case statusProcessingRequired:
-			return
-		}
+	if c.writes.Len() >= writeBatch {
 		c.maintain(false)
-		return
 	}
 }
 
-// maintain runs a maintenance pass if it gets the lock (always, if block),
+// maintain runs a maintenance pass, if it gets the lock (always, if block),
 // then reports the removals it made, outside the lock.
 func (c *cache[K, V]) maintain(block bool) {
-	for range 2 {
-		if block {
-			c.mu.Lock()
-		} else if !c.mu.TryLock() {
-			return
-		}
-		for range 4 {
-			c.status.Store(statusProcessing)
-			c.maintainLocked()
-			if c.status.CompareAndSwap(statusProcessing, statusIdle) {
-				break
-			}
-		}
-		if c.status.Load() == statusProcessing || c.status.Load() == statusProcessingRequired {
-			c.status.Store(statusRequired)
-		}
-		pend := c.pending
-		c.pending = nil
-		c.mu.Unlock()
-		c.report(pend)
-		// A request that arrived after our last pass but before Unlock
-		// found the lock taken; take it for them.
-		if c.status.Load() != statusRequired {
-			return
-		}
-		block = false
+	if block {
+		c.mu.Lock()
+	} else if !c.mu.TryLock() {
+		return
 	}
+	c.maintainLocked()
+	pend := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	c.report(pend)
 }
 
 func (c *cache[K, V]) report(pend []removal[K, V]) {
@@ -542,6 +528,9 @@ func (c *cache[K, V]) maintainLocked() {
 	c.backlog = !c.wheel.Advance(c.now(), expireBudget, c.expire)
 	if c.bounded {
 		c.evict()
+		if !c.recordReads.Load() && c.policy.Weight() >= c.maxWeight/2 {
+			c.recordReads.Store(true)
+		}
 	}
 }
 
@@ -639,7 +628,7 @@ func (c *cache[K, V]) drop(e *entry[K, V], cause Cause) {
 	}
 	c.evictions[cause].Add(1)
 	if c.onEvict != nil {
-		c.pending = append(c.pending, removal[K, V]{e.key, e.value, cause})
+		c.pending = append(c.pending, removal[K, V]{e.key, c.load(e), cause})
 	}
 }
 
@@ -667,7 +656,7 @@ func (h *Cache[K, V]) Clear() {
 			c.untrack(e)
 			c.evictions[CauseCleared].Add(1)
 			if c.onEvict != nil {
-				c.pending = append(c.pending, removal[K, V]{e.key, e.value, CauseCleared})
+				c.pending = append(c.pending, removal[K, V]{e.key, c.load(e), CauseCleared})
 			}
 		})
 		s.mu.Unlock()
@@ -699,7 +688,7 @@ func (h *Cache[K, V]) All() iter.Seq2[K, V] {
 				if e.expired(now) {
 					continue
 				}
-				if !yield(e.key, e.value) {
+				if !yield(e.key, c.load(e)) {
 					return
 				}
 			}

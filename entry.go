@@ -7,15 +7,17 @@ import (
 	"github.com/cachekit/cachekit/internal/node"
 )
 
-// entry is one key and value. Key, value, hash, weight and deadline never
-// change once the entry is published in the index: a Set of an existing key
+// entry is one key and value. Key, hash, weight and deadline never change
+// once the entry is published in the index; the value changes in place only
+// for word-sized values (value.go), otherwise a Set of an existing key
 // publishes a new entry in its place. The embedded node's links belong to
 // the maintenance lock; removed is set under the segment lock when the entry
 // leaves the index, and read by maintenance.
 type entry[K comparable, V any] struct {
 	node.Node // first field: toEntry depends on it
 	key       K
-	value     V
+	value     V             // see value.go for which of value and bits holds it
+	bits      atomic.Uint64 // the value's bits, for word-sized pointer-free values
 	removed   atomic.Bool
 	tracked   bool // known to the policy and the wheel; guarded by cache.mu
 }
