@@ -465,8 +465,10 @@ func TestExpireCallbackChangesWheel(t *testing.T) {
 			nodes[7].Deadline = 1000 // not due
 			w.Schedule(&nodes[7])
 		case &nodes[2]:
-			n.Deadline = 170 // reschedule itself, due in this Advance
-			w.Schedule(n)
+			if n.Deadline == 100 {
+				n.Deadline = 170 // reschedule itself, due in this Advance
+				w.Schedule(n)
+			}
 		}
 	}
 	for steps := 0; !w.Advance(300, 1, expire); steps++ {
