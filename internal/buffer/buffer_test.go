@@ -1,0 +1,148 @@
+package buffer
+
+import (
+	"sync"
+	"testing"
+)
+
+func TestQueueFIFOAndFull(t *testing.T) {
+	q := NewQueue[int](5) // rounds up to 8
+	if q.Cap() != 8 {
+		t.Fatalf("Cap %d, want 8", q.Cap())
+	}
+	for lap := range 3 {
+		for i := range 8 {
+			if !q.Push(lap*100 + i) {
+				t.Fatalf("lap %d: push %d refused", lap, i)
+			}
+		}
+		if q.Push(-1) {
+			t.Fatalf("lap %d: push into a full queue accepted", lap)
+		}
+		if q.Len() != 8 {
+			t.Fatalf("Len %d, want 8", q.Len())
+		}
+		for i := range 8 {
+			v, ok := q.Pop()
+			if !ok || v != lap*100+i {
+				t.Fatalf("lap %d: pop %d = %d, %v", lap, i, v, ok)
+			}
+		}
+		if _, ok := q.Pop(); ok {
+			t.Fatal("pop from an empty queue succeeded")
+		}
+	}
+}
+
+func TestQueueConcurrentProducers(t *testing.T) {
+	const producers, each = 4, 5000
+	q := NewQueue[int](64)
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				for !q.Push(p*each + i) {
+				}
+			}
+		}()
+	}
+	seen := make([]bool, producers*each)
+	last := make([]int, producers)
+	for i := range last {
+		last[i] = -1
+	}
+	for n := 0; n < producers*each; {
+		v, ok := q.Pop()
+		if !ok {
+			continue
+		}
+		if seen[v] {
+			t.Fatalf("%d popped twice", v)
+		}
+		seen[v] = true
+		p, i := v/each, v%each
+		if i <= last[p] {
+			t.Fatalf("producer %d: %d popped after %d", p, i, last[p])
+		}
+		last[p] = i
+		n++
+	}
+	wg.Wait()
+}
+
+func TestStripedAddDrain(t *testing.T) {
+	b := NewStriped[int](3) // rounds up to 4
+	vals := make([]int, 100)
+	for i := range stripeSize {
+		if r := b.Add(&vals[i], 1); r != Added {
+			t.Fatalf("add %d: %v", i, r)
+		}
+	}
+	if r := b.Add(&vals[99], 1); r != Full {
+		t.Fatalf("add into a full stripe: %v, want Full", r)
+	}
+	if r := b.Add(&vals[99], 2); r != Added {
+		t.Fatalf("add into another stripe: %v", r)
+	}
+	var got []*int
+	b.Drain(func(p *int) { got = append(got, p) })
+	if len(got) != stripeSize+1 {
+		t.Fatalf("drained %d, want %d", len(got), stripeSize+1)
+	}
+	for i := range stripeSize {
+		if got[i] != &vals[i] {
+			t.Fatalf("drained out of order at %d", i)
+		}
+	}
+	got = got[:0]
+	b.Drain(func(p *int) { got = append(got, p) })
+	if len(got) != 0 {
+		t.Fatalf("second drain returned %d elements", len(got))
+	}
+	b.Inc(0)
+	b.Inc(1)
+	b.Inc(5)
+	if b.Count() != 3 {
+		t.Fatalf("Count %d, want 3", b.Count())
+	}
+}
+
+func TestStripedConcurrent(t *testing.T) {
+	b := NewStriped[int](4)
+	v := 7
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	drained := 0
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				b.Add(&v, uint64(g+i))
+			}
+		}()
+	}
+	var mu sync.Mutex
+	for range 1000 {
+		mu.Lock()
+		b.Drain(func(p *int) {
+			if p != &v {
+				t.Errorf("drained a pointer that was never added")
+			}
+			drained++
+		})
+		mu.Unlock()
+	}
+	close(stop)
+	wg.Wait()
+	if drained == 0 {
+		t.Fatal("nothing drained")
+	}
+}
