@@ -3,6 +3,7 @@ package cachekit
 import (
 	"hash/maphash"
 	"iter"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
@@ -33,7 +34,8 @@ import (
 //
 // A Cache must not be copied; use the pointer New returns.
 type Cache[K comparable, V any] struct {
-	c *cache[K, V]
+	c       *cache[K, V]
+	cleanup runtime.Cleanup // stops c's goroutine if the Cache is dropped
 }
 
 // cache is the shared state. The background goroutine refers to it, never
@@ -58,16 +60,20 @@ type cache[K comparable, V any] struct {
 	clock   Clock     // nil: the cached monotonic clock below
 	start   time.Time // time zero of the cache's clock
 	nowNano atomic.Int64
+	stopped atomic.Bool // the background goroutine has exited
 	ttlUsed atomic.Bool
 	wake    chan struct{}
 
-	reads  *buffer.Striped[entry[K, V]]
+	reads *buffer.Striped[entry[K, V]]
 	// recordReads turns on once the policy is half full. Before that no
 	// eviction is near and reads skip the read buffer altogether (as
 	// Caffeine does before it sizes its sketch).
 	recordReads atomic.Bool
-	writes *buffer.Queue[event[K, V]]
-	stats  []statStripe
+	writes      *buffer.Queue[event[K, V]]
+	// writeBatch is the number of queued write records at which a writer
+	// runs maintenance (see maxWriteBatch).
+	writeBatch int
+	stats      []statStripe
 
 	mu        sync.Mutex // the maintenance lock: guards the fields below
 	policy    policy.Policy
@@ -96,9 +102,12 @@ type event[K comparable, V any] struct {
 	remove bool
 }
 
-// writeBatch is the number of queued write records that makes a writer
-// run maintenance.
-const writeBatch = 32
+// maxWriteBatch is the most queued write records that make a writer run
+// maintenance. Batching spares writers the maintenance lock, at the price of
+// letting the index exceed the bound by up to the batch until maintenance
+// runs; so the batch is at most 1/16 of MaxEntries, and 1 for caches
+// bounded by weight (where one entry may be a large share of the bound).
+const maxWriteBatch = 32
 
 // expireBudget bounds how many timer-wheel nodes one maintenance pass visits.
 const expireBudget = 4096
@@ -155,10 +164,14 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		c.bounded = true
 		c.maxWeight = uint64(opts.MaxEntries)
 		c.policy = policy.NewTinyLFU(c.maxWeight, false, seed)
+		c.writeBatch = min(maxWriteBatch, max(1, opts.MaxEntries/16))
 	case opts.MaxWeight > 0:
 		c.bounded = true
 		c.maxWeight = opts.MaxWeight
 		c.policy = policy.NewTinyLFU(c.maxWeight, true, seed)
+		c.writeBatch = 1
+	default:
+		c.writeBatch = maxWriteBatch
 	}
 	c.wheel = wheel.New(0)
 	if c.defaultTTL > 0 {
@@ -166,7 +179,9 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	}
 	go c.run()
 	h := &Cache[K, V]{c: c}
-	runtime.AddCleanup(h, func(c *cache[K, V]) { c.shutdown() }, c)
+	// The cleanup only signals the goroutine to stop: it runs on the
+	// runtime's cleanup goroutine, which must not block.
+	h.cleanup = runtime.AddCleanup(h, func(c *cache[K, V]) { c.signalStop() }, c)
 	return h, nil
 }
 
@@ -189,19 +204,23 @@ func Must[K comparable, V any](opts Options[K, V]) *Cache[K, V] {
 // A Cache that becomes unreachable without Close is stopped when the
 // garbage collector finds it.
 func (h *Cache[K, V]) Close() {
-	h.c.shutdown()
+	h.cleanup.Stop()
+	h.c.signalStop()
+	<-h.c.done
 	runtime.KeepAlive(h)
 }
 
-func (c *cache[K, V]) shutdown() {
+func (c *cache[K, V]) signalStop() {
 	c.stopOnce.Do(func() { close(c.stop) })
-	<-c.done
 }
 
 // run is the background goroutine: it refreshes the cached clock and runs
 // maintenance, so expired entries are reclaimed without any reads.
 func (c *cache[K, V]) run() {
 	defer close(c.done)
+	// Without this goroutine the cached clock would stop: from now on
+	// every read takes the time itself.
+	defer c.stopped.Store(true)
 	fast := c.ttlUsed.Load() && c.clock == nil
 	period := c.slowTick
 	if fast {
@@ -258,6 +277,9 @@ func (c *cache[K, V]) refreshNow() {
 func (c *cache[K, V]) now() int64 {
 	if c.clock != nil {
 		return int64(c.clock.Now().Sub(c.start))
+	}
+	if c.stopped.Load() {
+		c.refreshNow()
 	}
 	return c.nowNano.Load()
 }
@@ -436,7 +458,12 @@ func (c *cache[K, V]) deadline(ttl time.Duration) int64 {
 		}
 		d *= 1 + c.jitter*(u()-0.5)
 	}
-	return c.now() + max(int64(d), 1)
+	now := c.now()
+	// Saturate instead of overflowing: a huge TTL means "practically never".
+	if d >= float64(math.MaxInt64-now) {
+		return math.MaxInt64
+	}
+	return now + max(int64(d), 1)
 }
 
 // Delete removes key's entry, if any.
@@ -483,7 +510,7 @@ func (c *cache[K, V]) afterWrite(ev event[K, V]) {
 		// The queue is full: help drain it rather than drop a write.
 		c.maintain(true)
 	}
-	if c.writes.Len() >= writeBatch {
+	if c.writes.Len() >= c.writeBatch {
 		c.maintain(false)
 	}
 }
