@@ -431,11 +431,13 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 	s.mu.Unlock()
 
 	c.count(statSets, p)
-	if c.bounded || e.Deadline != 0 || (old != nil && old.Deadline != 0) {
-		c.afterWrite(event[K, V]{e: e, old: old})
-	}
+	// Report the replaced value before maintenance can report the new one
+	// (say, evicted at once), so that one key's removals stay in order.
 	if old != nil {
 		c.removed(old, CauseReplaced, p)
+	}
+	if c.bounded || e.Deadline != 0 || (old != nil && old.Deadline != 0) {
+		c.afterWrite(event[K, V]{e: e, old: old})
 	}
 	return true
 }
@@ -477,10 +479,10 @@ func (h *Cache[K, V]) Delete(key K) {
 	if e == nil {
 		return
 	}
+	c.removed(e, CauseDeleted, probe())
 	if c.bounded || e.Deadline != 0 {
 		c.afterWrite(event[K, V]{e: e, remove: true})
 	}
-	c.removed(e, CauseDeleted, probe())
 }
 
 // removed counts and reports an entry that a caller's operation removed

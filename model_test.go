@@ -63,11 +63,12 @@ const (
 )
 
 var fmLongSeedConfigs = [][3]byte{
-	{0, 0x00, 0x00}, {7, 0x02, 0x08}, {0, 0x2b, 0x11}, {1, 0x00, 0x18},
-	{2, 0x41, 0x00}, {3, 0x00, 0x08}, {10, 0x1a, 0x10}, {4, 0x00, 0x18},
-	{11, 0x42, 0x00}, {5, 0x00, 0x10}, {6, 0x63, 0x08}, {3, 0x40, 0x07},
-	{0, 0x01, 0x1f}, {4, 0x08, 0x0f}, {16, 0x40, 0x00}, {15, 0x2d, 0x18},
-	{3, 0x00, 0x00}, {4, 0x02, 0x00}, {17, 0x22, 0x10}, {2, 0x1e, 0x08},
+	{0, 0x00, 0x00}, {8, 0x02, 0x08}, {0, 0x2b, 0x11}, {1, 0x00, 0x18},
+	{2, 0x41, 0x00}, {3, 0x00, 0x08}, {11, 0x1a, 0x10}, {4, 0x00, 0x18},
+	{12, 0x42, 0x00}, {5, 0x00, 0x10}, {6, 0x63, 0x08}, {3, 0x40, 0x07},
+	{0, 0x01, 0x1f}, {4, 0x08, 0x0f}, {18, 0x40, 0x00}, {17, 0x2d, 0x18},
+	{7, 0x00, 0x00}, {7, 0x22, 0x10}, {23, 0x02, 0x08}, {2, 0x1e, 0x08},
+	{7, 0x00, 0x07}, {4, 0x02, 0x00},
 }
 
 // fmLongSeed returns a seed input: cfg, then fmLongSeedLen-3 bytes from PCG.
@@ -139,20 +140,10 @@ var fmOps = [32]fmKind{
 	fmStats,
 }
 
-// fmTTLs are the TTLs of SetWithTTL (argument byte mod 8), and with
-// fmHugeTTLs, mod 10 in fmTTLsHuge.
-var (
-	fmTTLs     = [8]time.Duration{1, 2, time.Millisecond, 5 * time.Millisecond, time.Hour, 0, -1, 1 << 30}
-	fmTTLsHuge = [10]time.Duration{1, 2, time.Millisecond, 5 * time.Millisecond, time.Hour, 0, -1, 1 << 30,
-		math.MaxInt64, math.MaxInt64 - 1<<50}
-)
-
-func fmTTL(b byte) time.Duration {
-	if fmHugeTTLs {
-		return fmTTLsHuge[b%10]
-	}
-	return fmTTLs[b%8]
-}
+// fmTTLs are the TTLs of SetWithTTL (argument byte mod 10); the last two
+// overflow the clock (TestModelHugeTTL).
+var fmTTLs = [10]time.Duration{1, 2, time.Millisecond, 5 * time.Millisecond, time.Hour, 0, -1, 1 << 30,
+	math.MaxInt64, math.MaxInt64 - 1<<50}
 
 // Special clock advances.
 const (
@@ -177,17 +168,11 @@ const fmMaxNow = 1 << 61
 // fmMaxOps bounds the operations decoded from one input.
 const fmMaxOps = 5000
 
-// Checks of known bugs, off by default so that fuzzing can find others;
-// turn them on with FUZZMODEL_REPORT_ORDER=1 and FUZZMODEL_HUGE_TTL=1
-// (and for good once the bug is fixed).
-var (
-	// Per key, values must be reported to OnEvict in the order they left
-	// the cache (TestModelReportOrder).
-	fmCheckReportOrder = os.Getenv("FUZZMODEL_REPORT_ORDER") != ""
-	// SetWithTTL also gets TTLs near math.MaxInt64, which must not make
-	// an entry expire early (TestModelHugeTTL).
-	fmHugeTTLs = os.Getenv("FUZZMODEL_HUGE_TTL") != ""
-)
+// fmCheckReportOrder checks that, per key, values are reported to OnEvict
+// in the order they left the cache. It is off by default, so that fuzzing
+// finds other bugs than TestModelReportOrder's; turn it on with
+// FUZZMODEL_REPORT_ORDER=1 (and for good once that bug is fixed).
+var fmCheckReportOrder = os.Getenv("FUZZMODEL_REPORT_ORDER") != ""
 
 // fmWatchdog bounds the time one input may take.
 const fmWatchdog = 60 * time.Second
@@ -210,10 +195,15 @@ type fmConfig struct {
 	valueType  int // index in fmValueTypes
 }
 
-var fmBounds = [7]struct {
+var fmBounds = [8]struct {
 	entries int
 	weight  uint64
-}{{0, 0}, {1, 0}, {3, 0}, {8, 0}, {0, 10}, {0, 1}, {0, 40}}
+}{{0, 0}, {1, 0}, {3, 0}, {8, 0}, {0, 10}, {0, 1}, {0, 40}, {48, 0}}
+
+// fmManyKeys is the key space of a cache of fmBounds[7], large enough to
+// exceed its bound (and whose writers run maintenance only every few
+// writes).
+const fmManyKeys = 64
 
 var fmHashers = [4]func(int) uint64{
 	nil, // maphash
@@ -228,24 +218,27 @@ var fmRandoms = [...]float64{0, 0.5, math.Nextafter(1, 0), 0.25, 0.999, 0.001}
 
 // fmDecodeConfig decodes the three configuration bytes:
 //
-//	b0 % 7: bound (unbounded, MaxEntries 1/3/8, MaxWeight 10/1/40)
-//	b0/7 % 2: 8 or 16 keys; b0/14 % 2: InitialCapacity 0 or 1000
+//	b0 % 8: bound (unbounded, MaxEntries 1/3/8, MaxWeight 10/1/40, MaxEntries 48)
+//	b0/8 % 2: 8 or 16 keys (fmManyKeys for MaxEntries 48); b0/16 % 2: InitialCapacity 0 or 1000
 //	b1 bits 0-1: DefaultTTL 0, 0, 1ms, 1h; bits 2-3: TTLJitter 0, 0, 0.1, 0.9
 //	b1 bit 4: fixed jitter randoms; bits 5-6: hasher
 //	b2 % 8 == 7: no OnEvict; b2 bits 3-4: value type (fmValueTypes)
 func fmDecodeConfig(b0, b1, b2 byte) fmConfig {
-	bound := fmBounds[b0%7]
+	bound := fmBounds[b0%8]
 	cfg := fmConfig{
 		maxEntries: bound.entries,
 		maxWeight:  bound.weight,
-		nkeys:      []int{8, 16}[b0/7%2],
-		initialCap: []int{0, 1000}[b0/14%2],
+		nkeys:      []int{8, 16}[b0/8%2],
+		initialCap: []int{0, 1000}[b0/16%2],
 		defaultTTL: []time.Duration{0, 0, time.Millisecond, time.Hour}[b1&3],
 		jitter:     []float64{0, 0, 0.1, 0.9}[b1>>2&3],
 		fixedRand:  b1>>4&1 == 1,
 		hasher:     int(b1 >> 5 & 3),
 		onEvict:    b2%8 != 7,
 		valueType:  int(b2 >> 3 & 3),
+	}
+	if b0%8 == 7 {
+		cfg.nkeys = fmManyKeys
 	}
 	if m := cfg.maxWeight; m > 0 {
 		w := uint32(m)
@@ -544,7 +537,7 @@ func (h *fmHarness) step(r *fmReader) {
 		h.set(k, wc, 0, false)
 	case fmSetTTL:
 		k, wc := h.keyAndClass(r.next())
-		h.set(k, wc, fmTTL(r.next()), true)
+		h.set(k, wc, fmTTLs[r.next()%10], true)
 	case fmGet:
 		h.get(h.key(r.next()))
 	case fmPeek:
@@ -591,7 +584,9 @@ func (h *fmHarness) step(r *fmReader) {
 
 func (h *fmHarness) key(b byte) int { return int(b) % h.cfg.nkeys }
 
-func (h *fmHarness) keyAndClass(b byte) (int, uint8) { return h.key(b), b >> 4 & 7 }
+func (h *fmHarness) keyAndClass(b byte) (int, uint8) {
+	return h.key(b), uint8(int(b) / h.cfg.nkeys % 8)
+}
 
 // record adds an operation to the trace printed on failure.
 func (h *fmHarness) record(desc string) {
@@ -1300,11 +1295,16 @@ func fmCode(kind fmKind) byte {
 // fmProg builds a fuzz input from three configuration bytes.
 type fmProg []byte
 
-func (p fmProg) set(k, wc byte) fmProg { return append(p, fmCode(fmSet), wc<<4|k) }
+// kc encodes key k and weight class wc for p's configuration.
+func (p fmProg) kc(k, wc byte) byte {
+	return wc*byte(fmDecodeConfig(p[0], p[1], p[2]).nkeys) + k
+}
+
+func (p fmProg) set(k, wc byte) fmProg { return append(p, fmCode(fmSet), p.kc(k, wc)) }
 
 // setTTL appends SetWithTTL with fmTTLs[ttl].
 func (p fmProg) setTTL(k, wc, ttl byte) fmProg {
-	return append(p, fmCode(fmSetTTL), wc<<4|k, ttl)
+	return append(p, fmCode(fmSetTTL), p.kc(k, wc), ttl)
 }
 func (p fmProg) get(k byte) fmProg  { return append(p, fmCode(fmGet), k) }
 func (p fmProg) peek(k byte) fmProg { return append(p, fmCode(fmPeek), k) }
@@ -1314,9 +1314,13 @@ func (p fmProg) getMany(keys ...byte) fmProg {
 	return append(append(p, fmCode(fmGetMany), byte(len(keys)-1)), keys...)
 }
 
-// setMany appends SetMany of key and weight class pairs (wc<<4 | k).
+// setMany appends SetMany of keys and weight classes, each as wc<<4 | k.
 func (p fmProg) setMany(pairs ...byte) fmProg {
-	return append(append(p, fmCode(fmSetMany), byte(len(pairs)-1)), pairs...)
+	p = append(p, fmCode(fmSetMany), byte(len(pairs)-1))
+	for _, b := range pairs {
+		p = append(p, p.kc(b&15, b>>4))
+	}
+	return p
 }
 func (p fmProg) length() fmProg { return append(p, fmCode(fmLen)) }
 
@@ -1351,13 +1355,21 @@ func fmHandSeeds() [][]byte {
 		fmProg{1, 0, 0}.set(1, 0).set(2, 0).get(1).get(2).set(3, 0).settle().get(1).get(2).get(3).
 			set(3, 0).set(3, 0).del(3).set(4, 0).settle().stats(),
 		// Every key collides: probing, tombstones, table rebuilds.
-		fmProg{7, 0x40, 0}.set(0, 0).set(1, 0).set(2, 0).set(3, 0).set(4, 0).set(5, 0).set(6, 0).
+		fmProg{8, 0x40, 0}.set(0, 0).set(1, 0).set(2, 0).set(3, 0).set(4, 0).set(5, 0).set(6, 0).
 			set(7, 0).set(8, 0).del(0).del(2).del(4).del(6).set(9, 0).set(10, 0).set(11, 0).
 			set(12, 0).set(13, 0).set(14, 0).set(15, 0).del(9).set(9, 0).set(2, 0).all().length().
 			getMany(0, 1, 2, 3, 4, 5),
 		// Large clock jumps across the wheel's levels.
 		fmProg{0, 0x03, 0}.set(1, 0).setTTL(2, 0, 7).setTTL(3, 0, 4).adv(10).get(1).get(2).get(3).
 			adv(12).get(1).get(3).settle().set(4, 0).adv(11).adv(11).get(4).settle(),
+		// TTLs beyond the clock's range.
+		fmProg{0, 0, 0}.setTTL(1, 0, 8).setTTL(2, 0, 9).get(1).adv(12).get(1).get(2).settle().
+			adv(8).get(1).setTTL(1, 0, 8).adv(10).get(1).get(2).all(),
+		fmProg{0, 0x0c, 0}.setTTL(1, 0, 8).setTTL(2, 0, 9).setTTL(3, 0, 8).adv(12).get(1).get(2).get(3).settle(),
+		// MaxEntries 48: writers run maintenance every 3 writes.
+		fmProg{7, 0, 0}.set(0, 0).set(1, 0).set(2, 0).set(3, 0).set(4, 0).set(5, 0).set(6, 0).set(7, 0).
+			set(8, 0).set(9, 0).set(10, 0).set(11, 0).set(12, 0).set(13, 0).set(14, 0).set(15, 0).length().
+			getMany(0, 1, 2, 3).setMany(0x10, 0x11, 0x12, 0x13).length().settle().stats(),
 		// Bounded without OnEvict.
 		fmProg{3, 0, 7}.set(0, 0).set(1, 0).set(2, 0).set(3, 0).set(4, 0).set(5, 0).set(6, 0).
 			set(7, 0).get(0).get(0).get(1).set(0, 0).settle().all().length().stats(),

@@ -44,8 +44,9 @@ type Options[K comparable, V any] struct {
 	// Clear for those causes; for capacity and expiry, whichever goroutine
 	// ran the cache's maintenance (a caller of Get or Set, or the cache's
 	// background goroutine). Calls may therefore run concurrently, and
-	// removals of different keys may be reported out of order. A slow
-	// callback slows the goroutine that runs it. Default nil.
+	// removals reported by different goroutines may arrive out of order
+	// (one goroutine reports its own removals in order). A slow callback
+	// slows the goroutine that runs it. Default nil.
 	OnEvict func(key K, value V, cause Cause)
 
 	// Clock is the time source for expiry. Default nil: the system's
