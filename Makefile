@@ -8,17 +8,21 @@ STATICCHECK := $(GOBIN)/staticcheck
 # Every module of the repository (the root and nested ones such as bench/).
 MODULES := $(shell find . -name go.mod -not -path './.git/*' -printf '%h\n' | sort)
 FUZZTIME ?= 60s
+# The previous minor Go release, which the go directive (1.25) promises to
+# support; make setup fetches it through the module proxy.
+PREV_GO := go1.25.4
 
-.PHONY: help setup test vet lint unit deps-check test-386 run fuzz bench fmt
+.PHONY: help setup test vet lint unit deps-check test-386 test-prev-go run fuzz bench fmt
 
 help: ## Show this help.
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 setup: ## Install what a fresh machine with only Go lacks (staticcheck, modules).
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	GOTOOLCHAIN=$(PREV_GO) $(GO) version
 	@for m in $(MODULES); do (cd $$m && $(GO) mod download) || exit 1; done
 
-test: vet lint deps-check unit test-386 ## The whole suite: vet, staticcheck, dependency check, tests under -race, 32-bit tests.
+test: vet lint deps-check unit test-386 test-prev-go ## The whole suite: vet, staticcheck, dependency check, tests under -race, 32-bit tests, previous Go.
 
 vet: ## go vet every module.
 	@for m in $(MODULES); do echo "== go vet $$m"; (cd $$m && $(GO) vet ./...) || exit 1; done
@@ -37,6 +41,10 @@ deps-check: ## The root package must import only the standard library.
 
 test-386: ## The root package's tests again with GOARCH=386 (32-bit atomics, alignment).
 	GOARCH=386 $(GO) test -count=1 . ./internal/...
+
+test-prev-go: ## The root module's tests with the previous Go release ($(PREV_GO)).
+	GOTOOLCHAIN=$(PREV_GO) $(GO) vet . ./internal/...
+	GOTOOLCHAIN=$(PREV_GO) $(GO) test -count=1 . ./internal/...
 
 run: ## A small demo of the cache.
 	$(GO) run ./cmd/cachekit demo

@@ -59,7 +59,7 @@ func FuzzModel(f *testing.F) {
 // every bound and TTL variant), their operations drawn from PCG.
 const (
 	fmLongSeedBase = 0x6d6f64656c // "model"
-	fmLongSeedLen  = 2500
+	fmLongSeedLen  = 4000
 )
 
 var fmLongSeedConfigs = [][3]byte{
@@ -472,6 +472,9 @@ func fmRun(tb testing.TB, data []byte) {
 	r := fmReader{data: data, i: min(3, len(data))}
 	for n := 0; r.more() && n < fmMaxOps; n++ {
 		h.step(&r)
+		if h.strict {
+			h.checkLen(h.c.Len())
+		}
 		if (n+1)%fmBatch == 0 {
 			h.check()
 		}
