@@ -61,7 +61,7 @@ type cache[K comparable, V any] struct {
 	start   time.Time // time zero of the cache's clock
 	nowNano atomic.Int64
 	stopped atomic.Bool // the background goroutine has exited
-	ttlUsed atomic.Bool
+	ttlUsed atomic.Bool // entries with a TTL may exist: keep the fast clock
 	wake    chan struct{}
 
 	reads *buffer.Striped[entry[K, V]]
@@ -247,6 +247,12 @@ func (c *cache[K, V]) run() {
 		if !fast || c.backlogged() || now-last >= int64(c.slowTick) {
 			last = now
 			c.maintain(true)
+			if fast && !c.timed() {
+				// No entry with a TTL is left: stop the fast clock until
+				// a write with a TTL wakes it (see noteTTL).
+				fast = false
+				t.Reset(c.slowTick)
+			}
 		}
 	}
 }
@@ -256,6 +262,35 @@ func (c *cache[K, V]) backlogged() bool {
 	b := c.backlog
 	c.mu.Unlock()
 	return b
+}
+
+// timed reports whether entries with a TTL may be in the cache, clearing
+// ttlUsed if not. Together with noteTTL it is a Dekker-style handshake: a
+// writer publishes its entry, then checks ttlUsed; this clears ttlUsed, then
+// checks for such entries. One of the two sees the other, so the fast clock
+// never stops while an entry with a TTL is in the index.
+func (c *cache[K, V]) timed() bool {
+	c.ttlUsed.Store(false)
+	c.mu.Lock()
+	busy := c.wheel.Len() > 0 || c.writes.Len() > 0
+	c.mu.Unlock()
+	if busy {
+		c.ttlUsed.Store(true)
+	}
+	return busy
+}
+
+// noteTTL makes sure the fast clock runs, after an entry with a TTL was
+// written and queued.
+func (c *cache[K, V]) noteTTL() {
+	if c.ttlUsed.Load() || c.clock != nil {
+		return
+	}
+	c.ttlUsed.Store(true)
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
 }
 
 // refreshNow stores the current monotonic time in the cached clock, never
@@ -439,18 +474,14 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 	if c.bounded || e.Deadline != 0 || (old != nil && old.Deadline != 0) {
 		c.afterWrite(event[K, V]{e: e, old: old})
 	}
+	if e.Deadline != 0 {
+		c.noteTTL()
+	}
 	return true
 }
 
 // deadline returns the expiry time of an entry written now with ttl.
 func (c *cache[K, V]) deadline(ttl time.Duration) int64 {
-	if !c.ttlUsed.Load() {
-		c.ttlUsed.Store(true)
-		select {
-		case c.wake <- struct{}{}:
-		default:
-		}
-	}
 	c.refreshNow()
 	d := float64(ttl)
 	if c.jitter > 0 {
