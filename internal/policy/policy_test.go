@@ -7,9 +7,14 @@ import (
 	"github.com/cachekit/cachekit/internal/node"
 )
 
-// factories lists every policy for the shared contract suite.
-var factories = map[string]func(max uint64, weighted bool) Policy{
-	"tinylfu": func(max uint64, weighted bool) Policy { return NewTinyLFU(max, weighted, 7) },
+// newNamed builds a registered policy for tests.
+func newNamed(t *testing.T, name string, max uint64, weighted bool) Policy {
+	t.Helper()
+	p, err := New(name, max, weighted, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func mix(x uint64) uint64 {
@@ -24,13 +29,13 @@ func mix(x uint64) uint64 {
 // TestContract drives every policy with random operations and checks it
 // against a reference set of tracked nodes.
 func TestContract(t *testing.T) {
-	for name, newPolicy := range factories {
+	for _, name := range Names() {
 		for _, weighted := range []bool{false, true} {
 			for _, max := range []uint64{1, 2, 10, 100} {
 				seed := uint64(max)*1000 + 17
 				t.Run(name, func(t *testing.T) {
 					t.Logf("max %d weighted %v seed %d", max, weighted, seed)
-					contract(t, newPolicy(max, weighted), max, weighted, rand.New(rand.NewPCG(seed, seed)))
+					contract(t, newNamed(t, name, max, weighted), max, weighted, rand.New(rand.NewPCG(seed, seed)))
 				})
 			}
 		}
@@ -203,5 +208,23 @@ func TestClimberAdapts(t *testing.T) {
 	t.Logf("window after loop %d, after recency workload %d (initial %d)", loop, recency, NewTinyLFU(max, false, 3).WindowMax())
 	if loop >= recency {
 		t.Fatalf("window after loop %d is not smaller than after recency %d", loop, recency)
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	if _, err := New("no-such-policy", 10, false, 1); err == nil {
+		t.Fatal("unknown policy accepted")
+	}
+	if _, err := New("tinylfu:x", 10, false, 1); err == nil {
+		t.Fatal("non-numeric parameter accepted")
+	}
+	for _, spec := range []string{"", "default", "DEFAULT", DefaultName} {
+		p, err := New(spec, 10, false, 1)
+		if err != nil {
+			t.Fatalf("%q: %v", spec, err)
+		}
+		if _, ok := p.(*TinyLFU); !ok {
+			t.Fatalf("%q built %T, want the default", spec, p)
+		}
 	}
 }

@@ -1,0 +1,102 @@
+package policy
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Config is what every policy constructor gets.
+type Config struct {
+	// Max is the maximum weight (the number of entries for a cache
+	// bounded by count). Always at least 1.
+	Max uint64
+	// Weighted says whether node weights vary.
+	Weighted bool
+	// Seed seeds the policy's randomness, if it has any.
+	Seed uint64
+	// Param is the policy's numeric parameter (for example LRFU's λ), or
+	// NaN when the spec gave none and the policy's default applies.
+	Param float64
+}
+
+// Constructor builds a policy from a Config, or reports why it cannot.
+type Constructor func(Config) (Policy, error)
+
+type registration struct {
+	build Constructor
+	doc   string
+}
+
+var registry = map[string]registration{}
+
+// Register adds a policy under name. It is called from init functions;
+// registering a name twice panics.
+func Register(name, doc string, build Constructor) {
+	if _, dup := registry[name]; dup {
+		panic("policy: duplicate registration of " + name)
+	}
+	registry[name] = registration{build, doc}
+}
+
+// DefaultName is the name of the default policy.
+const DefaultName = "tinylfu"
+
+// Names returns the registered policy names, sorted.
+func Names() []string {
+	names := make([]string, 0, len(registry))
+	for n := range registry {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Doc returns the one-line description of a registered policy.
+func Doc(name string) string { return registry[name].doc }
+
+// New builds the policy named by spec: a registered name, "default" (or
+// the empty string) for the default policy, optionally followed by a colon
+// and a numeric parameter ("lrfu:0.001").
+func New(spec string, max uint64, weighted bool, seed uint64) (Policy, error) {
+	name, param, err := ParseSpec(spec)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := registry[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown policy %q (known: default, %s)", name, strings.Join(Names(), ", "))
+	}
+	if max == 0 {
+		max = 1
+	}
+	return r.build(Config{Max: max, Weighted: weighted, Seed: seed, Param: param})
+}
+
+// ParseSpec splits a policy spec into its name (with "default" and "" mapped
+// to DefaultName) and its parameter (NaN if absent).
+func ParseSpec(spec string) (name string, param float64, err error) {
+	name, arg, hasArg := strings.Cut(strings.TrimSpace(strings.ToLower(spec)), ":")
+	if name == "" || name == "default" {
+		name = DefaultName
+	}
+	param = math.NaN()
+	if hasArg {
+		param, err = strconv.ParseFloat(arg, 64)
+		if err != nil {
+			return "", 0, fmt.Errorf("policy %q: parameter %q is not a number", spec, arg)
+		}
+	}
+	return name, param, nil
+}
+
+func init() {
+	Register("tinylfu", "W-TinyLFU with a window resized by hill climbing (the default)", func(c Config) (Policy, error) {
+		if !math.IsNaN(c.Param) {
+			return nil, fmt.Errorf("policy tinylfu takes no parameter")
+		}
+		return NewTinyLFU(c.Max, c.Weighted, c.Seed), nil
+	})
+}
