@@ -1,6 +1,7 @@
 package cachekit
 
 import (
+	"fmt"
 	"hash/maphash"
 	"iter"
 	"math"
@@ -158,20 +159,23 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	} else {
 		c.start = time.Now()
 	}
-	seed := rand.Uint64()
 	switch {
 	case opts.MaxEntries > 0:
-		c.bounded = true
 		c.maxWeight = uint64(opts.MaxEntries)
-		c.policy = policy.NewTinyLFU(c.maxWeight, false, seed)
 		c.writeBatch = min(maxWriteBatch, max(1, opts.MaxEntries/16))
 	case opts.MaxWeight > 0:
-		c.bounded = true
 		c.maxWeight = opts.MaxWeight
-		c.policy = policy.NewTinyLFU(c.maxWeight, true, seed)
 		c.writeBatch = 1
 	default:
 		c.writeBatch = maxWriteBatch
+	}
+	if c.maxWeight > 0 {
+		p, err := policy.New(opts.Policy, c.maxWeight, opts.Weigher != nil, rand.Uint64())
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		}
+		c.bounded = true
+		c.policy = p
 	}
 	c.wheel = wheel.New(0)
 	if c.defaultTTL > 0 {

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/cachekit/cachekit/internal/policy"
 )
 
 // Options configures a Cache. The zero value is a valid configuration: an
@@ -32,6 +34,13 @@ type Options[K comparable, V any] struct {
 	// length (0.1 gives ±5%), so entries written together do not expire
 	// together. It must be in [0, 1). Default 0 (no jitter).
 	TTLJitter float64
+
+	// Policy names the eviction policy of a bounded cache: "" or "default"
+	// for the default (W-TinyLFU with an adaptive window), or one of
+	// PolicyNames(), optionally with a parameter after a colon
+	// ("lrfu:0.001"). An unknown name, or a policy for an unbounded cache,
+	// is an error. Default "".
+	Policy string
 
 	// InitialCapacity is the number of entries to make room for up front,
 	// to avoid growing the index while the cache fills. Default 0.
@@ -83,8 +92,14 @@ func (o *Options[K, V]) validate() error {
 		return bad("DefaultTTL is negative (%v)", o.DefaultTTL)
 	case !(o.TTLJitter >= 0 && o.TTLJitter < 1):
 		return bad("TTLJitter must be in [0, 1), got %v", o.TTLJitter)
+	case o.Policy != "" && o.MaxEntries == 0 && o.MaxWeight == 0:
+		return bad("Policy %q needs MaxEntries or MaxWeight", o.Policy)
 	case o.InitialCapacity < 0:
 		return bad("InitialCapacity is negative (%d)", o.InitialCapacity)
 	}
 	return nil
 }
+
+// PolicyNames returns the names of the eviction policies that
+// Options.Policy accepts, besides "default".
+func PolicyNames() []string { return policy.Names() }

@@ -1,0 +1,71 @@
+package cachekit
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// Every named policy drives a working cache: the bound holds after
+// maintenance, the bookkeeping stays consistent, and recently written keys
+// can be found.
+func TestEveryPolicyDrivesTheCache(t *testing.T) {
+	names := append([]string{"", "default"}, PolicyNames()...)
+	for _, name := range names {
+		for _, weighted := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%q/weighted=%v", name, weighted), func(t *testing.T) {
+				opts := Options[int, int]{Policy: name, MaxEntries: 100}
+				if weighted {
+					opts = Options[int, int]{Policy: name, MaxWeight: 300, Weigher: func(k, v int) uint32 { return uint32((k%5 + 5) % 5) }}
+				}
+				c, err := New(opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				const seed = 11
+				t.Logf("seed %d", seed)
+				r := rand.New(rand.NewPCG(seed, seed))
+				for i := range 20_000 {
+					k := int(r.Uint64N(1000))
+					if _, ok := c.Get(k); !ok {
+						c.Set(k, i)
+					}
+					if r.IntN(50) == 0 {
+						c.Delete(int(r.Uint64N(1000)))
+					}
+					if i%1000 == 0 {
+						if err := c.checkInvariants(); err != nil {
+							t.Fatalf("op %d: %v", i, err)
+						}
+					}
+				}
+				if err := c.checkInvariants(); err != nil {
+					t.Fatal(err)
+				}
+				s := c.Stats()
+				if s.Hits == 0 || s.Evicted == 0 {
+					t.Fatalf("no hits or no evictions: %+v", s)
+				}
+				c.Set(-1, -1)
+				if v, ok := c.Peek(-1); !ok || v != -1 {
+					t.Fatalf("a key just written is missing: %v %v", v, ok)
+				}
+			})
+		}
+	}
+}
+
+func TestPolicyOptionErrors(t *testing.T) {
+	for _, opts := range []Options[int, int]{
+		{Policy: "no-such-policy", MaxEntries: 10},
+		{Policy: "lru"}, // unbounded
+		{Policy: "default:abc", MaxEntries: 10},
+	} {
+		_, err := New(opts)
+		if !errors.Is(err, ErrInvalidOptions) {
+			t.Errorf("%+v: err %v, want ErrInvalidOptions", opts, err)
+		}
+	}
+}
