@@ -4,7 +4,7 @@ import "math/bits"
 
 // sketch is a count-min sketch of 4-bit counters that estimates how often a
 // key hash was seen recently. Four counters per key, each in a different
-// 64-bit word; estimates are the minimum of the four. When the number of
+// 64-bit word; the estimate is the minimum of the four. When the number of
 // increments reaches ten times the capacity, every counter is halved, so
 // the sketch forgets old popularity (the "reset" of TinyLFU).
 type sketch struct {
@@ -54,26 +54,21 @@ func (s *sketch) estimate(h uint64) int {
 	return int(m)
 }
 
-// increment counts one occurrence of h. It raises only the counters at
-// the current minimum (conservative update), which keeps hot keys from
-// inflating the counters they share with cold ones.
+// increment counts one occurrence of h in each of its four counters that is
+// not saturated. Conservative update (raising only the minimum counters)
+// was measured and lost: on lirs-loop at 250 entries the cache's hit ratio
+// fell from 24.3% to 15.5%, and the mean over the trace suite by 0.5 point.
 func (s *sketch) increment(h uint64) {
-	var ws [4]uint64
-	var shs [4]uint
-	m := uint64(15)
+	added := false
 	for i := range 4 {
-		ws[i], shs[i] = s.slot(h, i)
-		if c := (s.table[ws[i]] >> shs[i]) & 15; c < m {
-			m = c
+		w, sh := s.slot(h, i)
+		if (s.table[w]>>sh)&15 < 15 {
+			s.table[w] += 1 << sh
+			added = true
 		}
 	}
-	if m == 15 {
+	if !added {
 		return
-	}
-	for i := range 4 {
-		if (s.table[ws[i]]>>shs[i])&15 == m {
-			s.table[ws[i]] += 1 << shs[i]
-		}
 	}
 	s.added++
 	if s.added >= s.resetAt {
