@@ -1,0 +1,230 @@
+package policy
+
+import "github.com/cachekit/cachekit/internal/node"
+
+func init() {
+	Register("lfu", "LFU with dynamic aging (LFU-DA): evicts the lowest count plus the age, the key of the last victim", func(c Config) (Policy, error) {
+		if err := noParam("lfu", c); err != nil {
+			return nil, err
+		}
+		return NewLFU(c.Max), nil
+	})
+}
+
+// qHeap is the node.Queue value of the policies that keep their nodes in
+// a heapQueue (LFU, LRFU, DLFU) or a randomSet (Random).
+const qHeap = 1
+
+// LFU is least frequently used with dynamic aging (LFU-DA: Arlitt,
+// Cherkasova, Dilley, Friedman and Jin, "Evaluating Content Management
+// Techniques for Web Proxy Caches", 2000). Each entry counts its
+// references (the add, then every read and write) and has the key
+// count + L, where L, the cache's age, is the key of the last evicted
+// entry; the entry with the lowest key goes first, the least recently
+// used first among equal keys. An entry's key is computed with the age at
+// its last reference, so entries that stop being used fall behind new ones
+// as the age rises: past popularity does not pin an entry forever, without
+// ever touching the entries that are not referenced. Weights do not change
+// the order (no size-aware GDSF). Every operation is O(log n) on a binary
+// heap.
+//
+// LFU is not safe for concurrent use.
+type LFU struct {
+	heap   heapQueue
+	max    uint64
+	weight uint64
+	age    float64 // L: the key of the last victim
+	clock  uint64  // references so far, the tie-breaker
+}
+
+// NewLFU returns an LFU-DA policy for at most max weight.
+func NewLFU(max uint64) *LFU {
+	if max == 0 {
+		max = 1
+	}
+	return &LFU{max: max}
+}
+
+// Len implements Policy.
+func (p *LFU) Len() int { return p.heap.len() }
+
+// Weight implements Policy.
+func (p *LFU) Weight() uint64 { return p.weight }
+
+// Max implements Policy.
+func (p *LFU) Max() uint64 { return p.max }
+
+// Age returns the current age L (for tests and statistics).
+func (p *LFU) Age() float64 { return p.age }
+
+// Add implements Policy.
+func (p *LFU) Add(n *node.Node) {
+	p.clock++
+	p.weight += uint64(n.Weight)
+	p.heap.push(n, p.age+1, p.clock, 1)
+}
+
+// Access implements Policy.
+func (p *LFU) Access(n *node.Node) {
+	p.clock++
+	i := p.heap.index(n)
+	e := &p.heap.items[i]
+	e.count++
+	e.key = p.age + float64(e.count)
+	e.seq = p.clock
+	p.heap.fix(i)
+}
+
+// Remove implements Policy.
+func (p *LFU) Remove(n *node.Node) {
+	p.heap.remove(p.heap.index(n))
+	p.weight -= uint64(n.Weight)
+}
+
+// Replace implements Policy: n inherits old's count, and the write counts
+// as a reference.
+func (p *LFU) Replace(old, n *node.Node) {
+	p.heap.replace(old, n)
+	p.weight = p.weight - uint64(old.Weight) + uint64(n.Weight)
+	p.Access(n)
+}
+
+// Evict implements Policy.
+func (p *LFU) Evict() *node.Node {
+	if p.weight <= p.max {
+		return nil
+	}
+	e := p.heap.remove(0)
+	p.age = e.key
+	p.weight -= uint64(e.n.Weight)
+	return e.n
+}
+
+// heapItem is a tracked node with its priority in a heapQueue.
+type heapItem struct {
+	n     *node.Node
+	key   float64 // lower keys are evicted first
+	seq   uint64  // breaks ties: the lower (older) one is evicted first
+	count uint64  // LFU's reference count; unused by the others
+	aux   uint64  // n.Aux from before the node was tracked
+}
+
+// heapQueue is a binary min-heap of nodes, shared by LFU, LRFU and DLFU.
+// While a node is in the heap, its Aux holds its index in items and its
+// Queue is qHeap; the Aux it had before is kept in its item and given back
+// when the node leaves, so an owner that keeps something in Aux between
+// tracking periods finds it again. Keys live in items, next to the node
+// pointers, so sifting touches no node but the ones it moves. The slice
+// only grows to the largest number of tracked nodes: there is no
+// allocation in steady state.
+type heapQueue struct {
+	items []heapItem
+}
+
+func (h *heapQueue) len() int { return len(h.items) }
+
+// index returns n's position in the heap.
+func (h *heapQueue) index(n *node.Node) int { return int(n.Aux) }
+
+func (a *heapItem) before(b *heapItem) bool {
+	if a.key != b.key {
+		return a.key < b.key
+	}
+	return a.seq < b.seq
+}
+
+// up moves item i toward the root until its parent goes before it. The
+// item is lifted out and the ones it passes move down into the hole, so
+// each moved node's Aux is written once.
+func (h *heapQueue) up(i int) {
+	e := h.items[i]
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !e.before(&h.items[parent]) {
+			break
+		}
+		h.items[i] = h.items[parent]
+		h.items[i].n.Aux = uint64(i)
+		i = parent
+	}
+	h.items[i] = e
+	e.n.Aux = uint64(i)
+}
+
+// down moves item i toward the leaves until no child goes before it, and
+// reports whether it moved.
+func (h *heapQueue) down(i int) bool {
+	start, n := i, len(h.items)
+	e := h.items[i]
+	for {
+		child := 2*i + 1
+		if child >= n {
+			break
+		}
+		if r := child + 1; r < n && h.items[r].before(&h.items[child]) {
+			child = r
+		}
+		if !h.items[child].before(&e) {
+			break
+		}
+		h.items[i] = h.items[child]
+		h.items[i].n.Aux = uint64(i)
+		i = child
+	}
+	if i == start {
+		return false
+	}
+	h.items[i] = e
+	e.n.Aux = uint64(i)
+	return true
+}
+
+// fix restores the heap after the key or seq of item i changed.
+func (h *heapQueue) fix(i int) {
+	if !h.down(i) {
+		h.up(i)
+	}
+}
+
+// heapify restores the heap after any number of keys changed.
+func (h *heapQueue) heapify() {
+	for i := len(h.items)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+// push starts tracking n with the given priority.
+func (h *heapQueue) push(n *node.Node, key float64, seq, count uint64) {
+	i := len(h.items)
+	h.items = append(h.items, heapItem{n: n, key: key, seq: seq, count: count, aux: n.Aux})
+	n.Aux = uint64(i)
+	n.Queue = qHeap
+	h.up(i)
+}
+
+// remove stops tracking the node at i and returns its item.
+func (h *heapQueue) remove(i int) heapItem {
+	e := h.items[i]
+	last := len(h.items) - 1
+	if i != last {
+		h.items[i] = h.items[last]
+		h.items[i].n.Aux = uint64(i)
+	}
+	h.items[last] = heapItem{} // drop the pointer for the collector
+	h.items = h.items[:last]
+	if i != last {
+		h.fix(i)
+	}
+	e.n.Aux = e.aux
+	e.n.Queue = 0
+	return e
+}
+
+// replace puts n in old's item, keeping old's priority.
+func (h *heapQueue) replace(old, n *node.Node) {
+	i := h.index(old)
+	e := &h.items[i]
+	old.Aux, old.Queue = e.aux, 0
+	e.n, e.aux = n, n.Aux
+	n.Aux, n.Queue = uint64(i), qHeap
+}
