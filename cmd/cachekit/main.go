@@ -25,6 +25,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "demo":
 		return demo(args[1:], stdout, stderr)
+	case "sim":
+		return simulate(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		usage(stdout)
 		return 0
@@ -40,6 +42,7 @@ func usage(w io.Writer) {
 
 commands:
   demo    run a small demonstration of the in-memory cache
+  sim     replay traces through eviction policies and compare hit ratios
   help    show this help`)
 }
 
