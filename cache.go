@@ -83,6 +83,9 @@ type cache[K comparable, V any] struct {
 	backlog   bool                     // the wheel has due work left
 	evictions [numCauses]atomic.Uint64 // capacity, expired (by the wheel), cleared; written under mu
 
+	cbMu       sync.Mutex
+	inCallback bool // the background goroutine is running OnEvict; guarded by cbMu
+
 	stopOnce sync.Once
 	stop     chan struct{}
 	done     chan struct{}
@@ -205,12 +208,23 @@ func Must[K comparable, V any](opts Options[K, V]) *Cache[K, V] {
 // and expired entries are reclaimed only when other operations run
 // maintenance), so Close is safe to call while other goroutines still use
 // the cache. Close is idempotent and returns when the goroutine has exited.
-// A Cache that becomes unreachable without Close is stopped when the
-// garbage collector finds it.
+// If the background goroutine is running an OnEvict callback (which may
+// itself have called Close), Close returns without waiting for it; the
+// goroutine exits when the callback returns. A Cache that becomes
+// unreachable without Close is stopped when the garbage collector finds it.
 func (h *Cache[K, V]) Close() {
 	h.cleanup.Stop()
-	h.c.signalStop()
-	<-h.c.done
+	c := h.c
+	c.signalStop()
+	// The background goroutine may be running OnEvict, which may be what
+	// called Close: waiting for it to exit would wait forever. It exits as
+	// soon as the callback returns.
+	c.cbMu.Lock()
+	busy := c.inCallback
+	c.cbMu.Unlock()
+	if !busy {
+		<-c.done
+	}
 	runtime.KeepAlive(h)
 }
 
@@ -250,7 +264,7 @@ func (c *cache[K, V]) run() {
 		now := c.now()
 		if !fast || c.backlogged() || now-last >= int64(c.slowTick) {
 			last = now
-			c.maintain(true)
+			c.maintainFromBackground()
 			if fast && !c.timed() {
 				// No entry with a TTL is left: stop the fast clock until
 				// a write with a TTL wakes it (see noteTTL).
@@ -447,11 +461,13 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 			s.mu.Unlock()
 			c.count(statSets, p)
 			c.count(statReplaced, p)
-			if c.recordReads.Load() && c.reads.Add(old, p) == buffer.Full {
-				c.maintain(false)
-			}
+			// Report before running maintenance, which may evict the new
+			// value, so that one key's removals stay in order.
 			if c.onEvict != nil {
 				c.onEvict(key, prev, CauseReplaced)
+			}
+			if c.recordReads.Load() && c.reads.Add(old, p) == buffer.Full {
+				c.maintain(false)
 			}
 			return true
 		}
@@ -567,6 +583,29 @@ func (c *cache[K, V]) maintain(block bool) {
 	c.report(pend)
 }
 
+// maintainFromBackground is maintain(true) for the background goroutine:
+// while it runs callbacks, inCallback is set, which lets a Close called from
+// such a callback return instead of waiting for this goroutine.
+func (c *cache[K, V]) maintainFromBackground() {
+	c.mu.Lock()
+	c.maintainLocked()
+	pend := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	if len(pend) == 0 || c.onEvict == nil {
+		return
+	}
+	c.setInCallback(true)
+	c.report(pend)
+	c.setInCallback(false)
+}
+
+func (c *cache[K, V]) setInCallback(b bool) {
+	c.cbMu.Lock()
+	c.inCallback = b
+	c.cbMu.Unlock()
+}
+
 func (c *cache[K, V]) report(pend []removal[K, V]) {
 	if c.onEvict == nil {
 		return
@@ -582,12 +621,18 @@ func (c *cache[K, V]) maintainLocked() {
 	if c.bounded {
 		c.reads.Drain(c.applyRead)
 	}
-	for {
+	// Apply at most one queue's worth of writes, evicting as we go, so that
+	// writers refilling the queue meanwhile cannot push the cache further
+	// past its bound than the queue holds.
+	for i := range c.writes.Cap() {
 		ev, ok := c.writes.Pop()
 		if !ok {
 			break
 		}
 		c.applyWrite(ev)
+		if c.bounded && i%64 == 63 {
+			c.evict()
+		}
 	}
 	c.backlog = !c.wheel.Advance(c.now(), expireBudget, c.expire)
 	if c.bounded {

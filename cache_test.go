@@ -524,19 +524,17 @@ func TestCollisionsConcurrent(t *testing.T) {
 
 func TestTTLBoundary(t *testing.T) {
 	const ttl = 1500 * time.Millisecond
-	type writer func(c *Cache[string, int], k string, v int)
+	type writer func(c *Cache[string, int], k string, v int) bool
 	modes := []struct {
 		name       string
 		defaultTTL time.Duration
 		write      writer
 	}{
-		{"SetWithTTL", 0, func(c *Cache[string, int], k string, v int) { c.SetWithTTL(k, v, ttl) }},
-		{"SetWithTTL overrides DefaultTTL", time.Hour, func(c *Cache[string, int], k string, v int) { c.SetWithTTL(k, v, ttl) }},
-		{"DefaultTTL Set", ttl, func(c *Cache[string, int], k string, v int) { c.Set(k, v) }},
-		{"DefaultTTL SetMany", ttl, func(c *Cache[string, int], k string, v int) {
-			if n := c.SetMany(map[string]int{k: v}); n != 1 {
-				panic("SetMany stored " + strconv.Itoa(n))
-			}
+		{"SetWithTTL", 0, func(c *Cache[string, int], k string, v int) bool { return c.SetWithTTL(k, v, ttl) }},
+		{"SetWithTTL overrides DefaultTTL", time.Hour, func(c *Cache[string, int], k string, v int) bool { return c.SetWithTTL(k, v, ttl) }},
+		{"DefaultTTL Set", ttl, func(c *Cache[string, int], k string, v int) bool { return c.Set(k, v) }},
+		{"DefaultTTL SetMany", ttl, func(c *Cache[string, int], k string, v int) bool {
+			return c.SetMany(map[string]int{k: v}) == 1
 		}},
 	}
 	for _, m := range modes {
@@ -553,8 +551,14 @@ func TestTTLBoundary(t *testing.T) {
 						mu.Unlock()
 					},
 				})
+				write := func(k string, v int) {
+					t.Helper()
+					if !m.write(c, k, v) {
+						t.Fatalf("writing %s=%d failed", k, v)
+					}
+				}
 				clk.Advance(12345 * time.Microsecond) // not at the cache's time zero
-				m.write(c, "k", 1)
+				write("k", 1)
 				c.SetWithTTL("zero", 2, 0)
 				c.SetWithTTL("negative", 3, -time.Second)
 
@@ -566,9 +570,9 @@ func TestTTLBoundary(t *testing.T) {
 				ctExpect(t, c, "k", 1, false, "at ttl+1h")
 
 				// A rewrite starts a new TTL from the time of the rewrite.
-				m.write(c, "r", 1)
+				write("r", 1)
 				clk.Advance(ttl / 2)
-				m.write(c, "r", 2)
+				write("r", 2)
 				clk.Advance(ttl / 2)
 				ctExpect(t, c, "r", 2, true, "rewrite, at first write+ttl")
 				clk.Advance(ttl/2 - 1)
@@ -1206,6 +1210,36 @@ func TestOnEvictReentrantBackground(t *testing.T) {
 		t.Errorf("%d re-inserts, %d expirations; want %d, %d", again.Load(), expired.Load(), n, 2*n)
 	}
 	ctInvariants(t, c)
+}
+
+// OnEvict may call the cache, Close included. When the background
+// goroutine runs the callback (expiry without reads), Close must not wait
+// for that very goroutine to exit.
+func TestOnEvictCallsClose(t *testing.T) {
+	var c *Cache[int, int]
+	closed := make(chan struct{})
+	var once sync.Once
+	// No t.Cleanup(c.Close): if the callback's Close hangs, so would that.
+	c = Must(Options[int, int]{OnEvict: func(_, _ int, cause Cause) {
+		if cause == CauseExpired {
+			once.Do(func() {
+				c.Close()
+				close(closed)
+			})
+		}
+	}})
+	c.SetWithTTL(1, 1, time.Millisecond) // expired by the background goroutine, within about a second
+	guard := time.NewTimer(10 * time.Second)
+	defer guard.Stop()
+	select {
+	case <-closed:
+	case <-guard.C:
+		t.Fatal("Close called from OnEvict (on the background goroutine) has not returned after 10s: it waits for its own goroutine to exit")
+	}
+	c.Close()
+	if !c.Set(2, 2) {
+		t.Error("Set after Close refused")
+	}
 }
 
 // Heavy concurrent churn: every stored value is reported exactly once by

@@ -5,7 +5,6 @@ import (
 	"iter"
 	"math"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -18,14 +17,21 @@ import (
 // configuration and a sequence of operations over a few int keys, applied
 // single-threaded both to a Cache on a fake clock and to a model (a map of
 // the values the cache may hold, with their deadlines), and every result is
-// checked against the model.
+// checked against the model. Under plain go test it runs its seeds: a few
+// hand-written inputs aimed at edge cases, and long inputs drawn from PCG
+// with fixed seeds (logged with -v).
 //
-// Input layout: three configuration bytes (see fmDecodeConfig), then one
-// operation per opcode byte (see fmOps) followed by its argument bytes.
-// Every 16 operations, and at the end, the cache's internal invariants are
-// checked (checkInvariants) and every key is peeked. At the end the cache is
-// cleared and settled, and every value ever stored must have been reported
-// to OnEvict exactly once.
+// Input layout: three configuration bytes (fmDecodeConfig: the bound,
+// DefaultTTL, TTLJitter, the key hash, the number of keys, OnEvict or not,
+// the value type), then one operation per opcode byte (fmOps: Set,
+// SetWithTTL, Get, Peek, Delete, Clear, GetMany, SetMany, Len, a clock
+// advance, settle, All, Stats) followed by its argument bytes. After every
+// operation Len is checked; every 16 operations, and at the end, the cache's
+// internal invariants are checked (checkInvariants), every key is peeked,
+// and the timer wheel's size is checked. At the end the cache is cleared and
+// settled, and every value ever stored must have been reported to OnEvict
+// exactly once. Stats must match the model whenever Stats runs: hits and
+// misses exactly, Sets, and (with OnEvict) every removal counter.
 //
 // The cache is closed right after New, so that its background goroutine
 // never runs: maintenance then only happens inside the test's calls, and
@@ -33,13 +39,21 @@ import (
 // removed the entry. With OnEvict configured the model is exact ("strict"):
 // it knows which stored values are still in the index (those not reported
 // yet), so even for a bounded cache a lookup must find every live value not
-// reported as evicted. Without OnEvict (one configuration in eight), a
-// bounded cache may miss any value; a miss then drops the key from the model
-// (an evicted value must never come back).
+// reported as evicted, and every report must have a plausible cause
+// (replaced: by a Set of the key; deleted: by Delete; cleared: by Clear;
+// expired: only after the deadline; capacity: only in a bounded cache and
+// never for an expired value). Without OnEvict (one configuration in eight),
+// a bounded cache may miss any value; a miss then drops the key from the
+// model (an evicted value must never come back).
 //
 // Values are unique (a counter shifted left by 3, with a weight class in the
 // low 3 bits), so a stale, overwritten, deleted or expired value can never be
-// mistaken for the current one.
+// mistaken for the current one. The cache's value type is uint64, string,
+// *uint64 or a 6-byte struct, since word-sized values are replaced in place
+// and others are not.
+//
+// A failure prints the configuration and the last 64 operations. Checks of
+// known bugs are off unless asked for (fmCheckReportOrder).
 func FuzzModel(f *testing.F) {
 	for _, s := range fmHandSeeds() {
 		f.Add(s)
@@ -47,6 +61,13 @@ func FuzzModel(f *testing.F) {
 	for i, cfg := range fmLongSeedConfigs {
 		seed := fmLongSeedBase + uint64(i)
 		f.Logf("long seed %d: %d bytes, config % x (%v), then bytes from rand.NewPCG(%#x, %d)",
+			i, fmLongSeedLen, cfg, fmDecodeConfig(cfg[0], cfg[1], cfg[2]), uint64(fmLongSeedBase), seed)
+		f.Add(fmLongSeed(cfg, seed))
+	}
+	for i := range PolicyNames() {
+		cfg := fmPolicySeedConfig(i + 1)
+		seed := fmLongSeedBase + 100 + uint64(i)
+		f.Logf("policy seed %d: %d bytes, config % x (%v), then bytes from rand.NewPCG(%#x, %d)",
 			i, fmLongSeedLen, cfg, fmDecodeConfig(cfg[0], cfg[1], cfg[2]), uint64(fmLongSeedBase), seed)
 		f.Add(fmLongSeed(cfg, seed))
 	}
@@ -69,6 +90,15 @@ var fmLongSeedConfigs = [][3]byte{
 	{0, 0x01, 0x1f}, {4, 0x08, 0x0f}, {18, 0x40, 0x00}, {17, 0x2d, 0x18},
 	{7, 0x00, 0x00}, {7, 0x22, 0x10}, {23, 0x02, 0x08}, {2, 0x1e, 0x08},
 	{7, 0x00, 0x07}, {4, 0x02, 0x00},
+}
+
+// fmPolicySeedConfig returns configuration bytes for a bounded cache with
+// policy i (see fmDecodeConfig), varying the other settings with i.
+func fmPolicySeedConfig(i int) [3]byte {
+	b0 := byte(1+i%7) | byte(i&1)<<3 // every bound; 8 or 16 keys
+	b1 := byte(i&1)<<7 | byte(i%3)   // DefaultTTL 0 or 1ms
+	b2 := byte(i>>1)<<5 | byte(i%4)<<3
+	return [3]byte{b0, b1, b2}
 }
 
 // fmLongSeed returns a seed input: cfg, then fmLongSeedLen-3 bytes from PCG.
@@ -169,10 +199,9 @@ const fmMaxNow = 1 << 61
 const fmMaxOps = 5000
 
 // fmCheckReportOrder checks that, per key, values are reported to OnEvict
-// in the order they left the cache. It is off by default, so that fuzzing
-// finds other bugs than TestModelReportOrder's; turn it on with
-// FUZZMODEL_REPORT_ORDER=1 (and for good once that bug is fixed).
-var fmCheckReportOrder = os.Getenv("FUZZMODEL_REPORT_ORDER") != ""
+// in the order they left the cache (the model is single-threaded, so one
+// goroutine reports everything, in order).
+const fmCheckReportOrder = true
 
 // fmWatchdog bounds the time one input may take.
 const fmWatchdog = 60 * time.Second
@@ -192,7 +221,8 @@ type fmConfig struct {
 	nkeys      int
 	initialCap int
 	onEvict    bool
-	valueType  int // index in fmValueTypes
+	valueType  int    // index in fmValueTypes
+	policy     string // Options.Policy
 }
 
 var fmBounds = [8]struct {
@@ -223,6 +253,8 @@ var fmRandoms = [...]float64{0, 0.5, math.Nextafter(1, 0), 0.25, 0.999, 0.001}
 //	b1 bits 0-1: DefaultTTL 0, 0, 1ms, 1h; bits 2-3: TTLJitter 0, 0, 0.1, 0.9
 //	b1 bit 4: fixed jitter randoms; bits 5-6: hasher
 //	b2 % 8 == 7: no OnEvict; b2 bits 3-4: value type (fmValueTypes)
+//	b2 bits 5-7 and b1 bit 7: policy of a bounded cache, i = b2>>5<<1 | b1>>7:
+//	    the default for 0, else PolicyNames()[(i-1) % len(PolicyNames())]
 func fmDecodeConfig(b0, b1, b2 byte) fmConfig {
 	bound := fmBounds[b0%8]
 	cfg := fmConfig{
@@ -239,6 +271,10 @@ func fmDecodeConfig(b0, b1, b2 byte) fmConfig {
 	}
 	if b0%8 == 7 {
 		cfg.nkeys = fmManyKeys
+	}
+	if i := int(b2>>5)<<1 | int(b1>>7); i > 0 && cfg.bounded() {
+		names := PolicyNames()
+		cfg.policy = names[(i-1)%len(names)]
 	}
 	if m := cfg.maxWeight; m > 0 {
 		w := uint32(m)
@@ -258,6 +294,9 @@ func (c fmConfig) String() string {
 		fmt.Fprintf(&b, "MaxWeight %d weights %v", c.maxWeight, c.weights)
 	default:
 		b.WriteString("unbounded")
+	}
+	if c.policy != "" {
+		fmt.Fprintf(&b, ", Policy %q", c.policy)
 	}
 	fmt.Fprintf(&b, ", DefaultTTL %v, TTLJitter %v", c.defaultTTL, c.jitter)
 	if c.fixedRand {
@@ -338,6 +377,7 @@ func fmOptions[V any](cfg fmConfig, clock Clock, onEvict func(int, uint64, Cause
 		TTLJitter:       cfg.jitter,
 		InitialCapacity: cfg.initialCap,
 		Clock:           clock,
+		Policy:          cfg.policy,
 	}
 	if cfg.maxWeight > 0 {
 		w := cfg.weights
@@ -1187,7 +1227,6 @@ func (h *fmHarness) finish() {
 	h.tb.Helper()
 	h.check()
 	h.stats()
-	h.tb.Logf("DEBUG ops %d stores %d hits %d misses %d causes %v now %v model %d", h.opNum, h.stores, h.hits, h.misses, h.causes, time.Duration(h.now), len(h.model))
 	h.clear()
 	h.settle()
 	h.check()
@@ -1334,6 +1373,14 @@ func (p fmProg) all() fmProg       { return append(p, fmCode(fmAll), 1) }
 func (p fmProg) allFirst() fmProg  { return append(p, fmCode(fmAll), 0) }
 func (p fmProg) stats() fmProg     { return append(p, fmCode(fmStats)) }
 
+// fmFill appends Set(k) for k = 1..n-1, then Set(0).
+func fmFill(p fmProg, n byte) fmProg {
+	for k := byte(1); k <= n; k++ {
+		p = p.set(k%n, 0)
+	}
+	return p
+}
+
 // fmHandSeeds returns small inputs aimed at edge cases.
 func fmHandSeeds() [][]byte {
 	seeds := [][]byte{
@@ -1373,6 +1420,14 @@ func fmHandSeeds() [][]byte {
 		fmProg{7, 0, 0}.set(0, 0).set(1, 0).set(2, 0).set(3, 0).set(4, 0).set(5, 0).set(6, 0).set(7, 0).
 			set(8, 0).set(9, 0).set(10, 0).set(11, 0).set(12, 0).set(13, 0).set(14, 0).set(15, 0).length().
 			getMany(0, 1, 2, 3).setMany(0x10, 0x11, 0x12, 0x13).length().settle().stats(),
+		// TestModelInPlaceReportOrder's scenario: key 0 is the window's
+		// candidate when Set(0) replaces its value in place and its access
+		// finds the read buffer full (if the GetMany calls share a stripe
+		// with it).
+		fmFill(fmProg{7, 0, 0}, 48).set(50, 0).getMany(5, 5, 5, 5).getMany(5, 5, 5, 5).
+			getMany(5, 5, 5, 5).getMany(5, 5, 5, 5).set(0, 0).get(0),
+		// TestModelReportOrder's scenario.
+		fmProg{4, 0x20, 0x08}.set(1, 1).set(1, 1).set(1, 1).set(2, 1).set(2, 5).get(1).get(2),
 		// Bounded without OnEvict.
 		fmProg{3, 0, 7}.set(0, 0).set(1, 0).set(2, 0).set(3, 0).set(4, 0).set(5, 0).set(6, 0).
 			set(7, 0).get(0).get(0).get(1).set(0, 0).settle().all().length().stats(),
@@ -1444,5 +1499,43 @@ func TestModelReportOrder(t *testing.T) {
 	if want := []string{"x", "yyyyyyyyyy"}; !slices.Equal(vals, want) {
 		t.Errorf("MaxWeight 10, weight = len(value): Set(1, \"a\"), Set(1, \"b\"), Set(1, \"c\"), Set(2, \"x\"), Set(2, \"yyyyyyyyyy\"), Clear():\n"+
 			"OnEvict calls %v;\nkey 2's values reported in the order %q, want %q (\"x\" left the cache first)", log, vals, want)
+	}
+}
+
+// TestModelInPlaceReportOrder is TestModelReportOrder for a Set that
+// replaces a word-sized value in place: when the Set's access finds the
+// read buffer full, it runs maintenance before it reports the replaced
+// value, and that maintenance may evict the entry, now holding the new
+// value. OnEvict then hears (0, 1000, capacity) before (0, 0, replaced).
+// The loop tries numbers of Gets until the Set's access is the one that
+// finds its read-buffer stripe full (16 with the current buffer).
+func TestModelInPlaceReportOrder(t *testing.T) {
+	for gets := range 40 {
+		var log []string
+		var vals []int // key 0's values, in report order
+		c := Must(Options[int, int]{
+			MaxEntries: 32, // writers run maintenance every 2 writes
+			OnEvict: func(k, v int, cause Cause) {
+				if k == 0 {
+					log = append(log, fmt.Sprintf("(%d, %d, %v)", k, v, cause))
+					vals = append(vals, v)
+				}
+			},
+		})
+		c.Close()
+		for k := 1; k <= 32; k++ {
+			c.Set(k%32, k%32) // key 0 last: it is the window's candidate
+		}
+		c.settle()
+		c.Set(100, 100) // over the bound until the next maintenance
+		for range gets {
+			c.Get(5)
+		}
+		c.Set(0, 1000) // in place
+		c.Clear()
+		if want := []int{0, 1000}; !slices.Equal(vals, want) {
+			t.Fatalf("MaxEntries 32: Set(k, k) for k = 1..31 and 0, settle(), Set(100, 100), %d × Get(5), Set(0, 1000), Clear():\n"+
+				"OnEvict calls for key 0: %v;\nkey 0's values reported in the order %v, want %v (0 left the cache first)", gets, log, vals, want)
+		}
 	}
 }

@@ -151,37 +151,94 @@ func TestClockOrder(t *testing.T) {
 }
 
 func TestSieveOrder(t *testing.T) {
-	// Queues are written oldest first; * marks the visited bit.
+	// Queues are written oldest first; * marks the visited bit; [n] is the
+	// entry being inserted, which the hand treats as past the newest end
+	// (SIEVE evicts before it inserts).
 	p := NewSieve(3)
 	d := newDriver(t, p)
 	d.fill(1, 2, 3)
 	d.get(1, 3)
-	// 1* 2 3* 4, the hand at the oldest. 1 is visited: cleared, and the
+	// 1* 2 3* [4], the hand at the oldest. 1 is visited: cleared, and the
 	// hand moves on to 2, which is not: 2 goes and the hand rests on 3.
 	// Survivors keep their place.
 	d.expect("adding 4", d.add(4, 1), 2)
-	// 1 3* 4 5, hand on 3: cleared; 4 is unvisited and goes; hand on 5.
+	// 1 3* 4 [5], hand on 3: cleared; 4 is unvisited and goes. The next
+	// entry is the one being inserted: the hand wraps to the oldest.
 	d.expect("adding 5", d.add(5, 1), 4)
 	d.get(1)
-	// 1* 3 5 6, hand on 5: unvisited, it goes; hand on 6.
-	d.expect("adding 6", d.add(6, 1), 5)
+	// 1* 3 5 [6], hand at the oldest: 1 is cleared, 3 goes; hand on 5.
+	d.expect("adding 6", d.add(6, 1), 3)
 	d.get(6)
-	// 1* 3 6* 7, hand on 6: cleared; 7, the newest, is unvisited and goes.
-	// The hand falls off the newest end: it will wrap to the oldest.
-	d.expect("adding 7", d.add(7, 1), 7)
-	// 1* 3 6 8, hand at the oldest: 1 is cleared, then 3 goes; hand on 6.
-	d.expect("adding 8", d.add(8, 1), 3)
-	// 1 6 8: removing 6, under the hand, moves the hand to 8.
+	// 1 5 6* [7], hand on 5: unvisited, it goes; hand on 6.
+	d.expect("adding 7", d.add(7, 1), 5)
+	// 1 6* 7: removing 6, under the hand, moves the hand to 7.
 	d.p.Remove(d.nodes[6])
 	delete(d.nodes, 6)
-	d.get(8)
-	// 1 8* 9, then writing 9 keeps its place and marks it visited.
-	d.expect("adding 9", d.add(9, 1))
+	d.get(7)
+	// 1 7* [8]: within the bound.
+	d.expect("adding 8", d.add(8, 1))
+	// 1 7* 8 [9], hand on 7: cleared; 8 goes; the hand wraps.
+	d.expect("adding 9", d.add(9, 1), 8)
+	// Writing 9 keeps its place and marks it visited.
 	d.expect("writing 9", d.set(9, 1))
-	// 1 8* 9* 10, hand on 8: 8 and 9 are cleared, 10 goes; the hand wraps.
-	d.expect("adding 10", d.add(10, 1), 10)
-	// 1 8 9 11, hand at the oldest: 1 was cleared long ago and goes.
-	d.expect("adding 11", d.add(11, 1), 1)
+	// 1 7 9* [10], hand at the oldest: 1 (cleared when 6 was added) goes;
+	// hand on 7.
+	d.expect("adding 10", d.add(10, 1), 1)
+	// 7 9* 10 [11], hand on 7 (cleared when 9 was added): it goes.
+	d.expect("adding 11", d.add(11, 1), 7)
+	// 9* 10 11 [12], hand on 9: cleared; 10 goes.
+	d.expect("adding 12", d.add(12, 1), 10)
+}
+
+// SIEVE must match a direct transcription of the paper's algorithm (evict,
+// then insert at the head) on a random stream.
+func TestSieveMatchesReference(t *testing.T) {
+	const seed, capacity = 5, 50
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, seed))
+	p := NewSieve(capacity)
+	d := newDriver(t, p)
+	type ent struct {
+		key     uint64
+		visited bool
+	}
+	var q []*ent // oldest first
+	ref := map[uint64]*ent{}
+	hand := -1 // index into q, -1 = wrap to the oldest
+	for i := range 50_000 {
+		k := r.Uint64N(200)
+		_, hit := d.nodes[k]
+		if _, refHit := ref[k]; hit != refHit {
+			t.Fatalf("request %d, key %d: hit %v, reference hit %v", i, k, hit, refHit)
+		}
+		if hit {
+			d.get(k)
+			ref[k].visited = true
+			continue
+		}
+		if len(q) == capacity {
+			j := hand
+			if j < 0 {
+				j = 0
+			}
+			for q[j].visited {
+				q[j].visited = false
+				if j++; j == len(q) {
+					j = 0
+				}
+			}
+			delete(ref, q[j].key)
+			q = append(q[:j], q[j+1:]...)
+			hand = j
+			if hand == len(q) {
+				hand = -1
+			}
+		}
+		e := &ent{key: k}
+		q = append(q, e)
+		ref[k] = e
+		d.add(k, 1)
+	}
 }
 
 func TestS3FIFOOrder(t *testing.T) {

@@ -25,9 +25,10 @@ const sieveVisited = 1
 //
 // Sieve is not safe for concurrent use.
 type Sieve struct {
-	list node.List
-	hand *node.Node // where the next search starts; nil means the front
-	max  uint64
+	list  node.List
+	hand  *node.Node // where the next search starts; nil means the front
+	fresh *node.Node // the node being inserted, until Evict returns nil
+	max   uint64
 }
 
 // NewSieve returns a SIEVE policy for at most max weight.
@@ -52,6 +53,7 @@ func (p *Sieve) Add(n *node.Node) {
 	n.Queue = qList
 	n.Flags = 0
 	p.list.PushBack(n)
+	p.fresh = n
 }
 
 // Access implements Policy.
@@ -61,6 +63,9 @@ func (p *Sieve) Access(n *node.Node) { n.Flags |= sieveVisited }
 func (p *Sieve) Remove(n *node.Node) {
 	if p.hand == n {
 		p.hand = n.Next()
+	}
+	if p.fresh == n {
+		p.fresh = nil
 	}
 	p.list.Remove(n)
 	n.Queue = 0
@@ -74,12 +79,21 @@ func (p *Sieve) Replace(old, n *node.Node) {
 	if p.hand == old {
 		p.hand = n
 	}
+	if p.fresh == old {
+		p.fresh = n
+	}
 	old.Queue = 0
 }
 
 // Evict implements Policy. The hand passes each entry at most twice.
+//
+// SIEVE evicts before it inserts, so the entry being inserted sits beyond
+// the hand's reach during that eviction. Here the owner adds first, so the
+// hand treats the entry added last as past the newest end: it wraps to the
+// oldest entry there, and never rests on it.
 func (p *Sieve) Evict() *node.Node {
 	if p.list.Weight() <= p.max {
+		p.fresh = nil // the insertion is over
 		return nil
 	}
 	v := p.hand
@@ -88,12 +102,24 @@ func (p *Sieve) Evict() *node.Node {
 	}
 	for v.Flags&sieveVisited != 0 {
 		v.Flags &^= sieveVisited
-		if v = v.Next(); v == nil {
+		if v = p.next(v); v == nil {
 			v = p.list.Front()
 		}
 	}
-	p.hand = v.Next()
+	p.hand = p.next(v)
+	if v == p.fresh {
+		p.fresh = nil
+	}
 	p.list.Remove(v)
 	v.Queue = 0
 	return v
+}
+
+// next returns the entry after v in the hand's walk, or nil at the end.
+func (p *Sieve) next(v *node.Node) *node.Node {
+	n := v.Next()
+	if n == p.fresh {
+		return nil
+	}
+	return n
 }
