@@ -178,36 +178,56 @@ func TestSketch(t *testing.T) {
 	}
 }
 
-func TestClimberAdapts(t *testing.T) {
-	// A loop bigger than the cache rewards frequency: the window should
-	// end small. A recency-friendly shifting working set rewards a large
-	// window.
+// The window follows the workload, through the miniatures (bounded by
+// count) and through the hill climber (bounded by weight): a loop bigger
+// than the cache rewards frequency, so the window ends small; a working set
+// that moves on every few requests rewards recency, so the window stays
+// larger.
+func TestWindowAdapts(t *testing.T) {
 	const max = 500
-	run := func(next func(i int) uint64) uint64 {
-		p := NewTinyLFU(max, false, 3)
-		m := map[uint64]*node.Node{}
-		for i := range 200 * max {
-			k := next(i)
-			if n, ok := m[k]; ok {
-				p.Access(n)
-				continue
+	for _, weighted := range []bool{false, true} {
+		run := func(next func(i int) uint64) uint64 {
+			p := NewTinyLFU(max, weighted, 3)
+			m := map[uint64]*node.Node{}
+			for i := range 200 * max {
+				k := next(i)
+				if n, ok := m[k]; ok {
+					p.Access(n)
+					continue
+				}
+				n := &node.Node{Hash: mix(k), Weight: 1, Aux: k}
+				m[k] = n
+				p.Add(n)
+				for v := p.Evict(); v != nil; v = p.Evict() {
+					delete(m, v.Aux)
+				}
 			}
-			n := &node.Node{Hash: mix(k), Weight: 1, Aux: k}
-			m[k] = n
-			p.Add(n)
-			for v := p.Evict(); v != nil; v = p.Evict() {
-				delete(m, v.Aux)
-			}
+			return p.WindowMax()
 		}
-		return p.WindowMax()
+		loop := run(func(i int) uint64 { return uint64(i % (2 * max)) })
+		// Pairs of keys read three times each, interleaved, then never
+		// again: only recency helps.
+		recency := run(func(i int) uint64 { r := uint64(i / 3); return r - r%2 + uint64(i%2) })
+		t.Logf("weighted %v: window after loop %d, after recency workload %d (initial %d)",
+			weighted, loop, recency, NewTinyLFU(max, weighted, 3).WindowMax())
+		if loop >= recency {
+			t.Errorf("weighted %v: window after loop %d is not smaller than after recency %d", weighted, loop, recency)
+		}
 	}
-	loop := run(func(i int) uint64 { return uint64(i % (2 * max)) })
-	// Each key is read 3 times in a row then never again, over a moving
-	// range: only recency helps.
-	recency := run(func(i int) uint64 { r := uint64(i / 3); return r - r%2 + uint64(i%2) })
-	t.Logf("window after loop %d, after recency workload %d (initial %d)", loop, recency, NewTinyLFU(max, false, 3).WindowMax())
-	if loop >= recency {
-		t.Fatalf("window after loop %d is not smaller than after recency %d", loop, recency)
+}
+
+// The miniatures pick the window share that hits most: on a loop bigger than
+// the cache, none at all.
+func TestMiniSimChoosesShare(t *testing.T) {
+	m := newMiniSim(500, 1)
+	for i := range 100 * 500 {
+		m.record(mix(uint64(i % 1000)))
+	}
+	if got := m.share(); got != 0 {
+		for i := range m.minis {
+			t.Logf("share %v: score %.0f", miniWindows[i], m.minis[i].score)
+		}
+		t.Fatalf("share %v after a loop, want 0", got)
 	}
 }
 

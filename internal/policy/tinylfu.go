@@ -25,13 +25,16 @@ const (
 	admitFloodFreq   = 6      // a candidate this frequent is sometimes admitted anyway
 )
 
-// TinyLFU is W-TinyLFU with an adaptive window: new entries enter a small
-// LRU window; entries leaving the window must beat the main space's LRU
-// victim on an estimated frequency (a count-min sketch that halves itself
+// TinyLFU is W-TinyLFU with an adaptive window: new entries enter an LRU
+// window; entries leaving the window must beat the main space's LRU victim
+// on an estimated frequency (a count-min sketch that halves itself
 // periodically) to get in; the main space is a segmented LRU (probation and
-// protected). A hill climber moves the split between window and main every
-// sample period, toward whichever direction raised the hit ratio, so the
-// policy leans to recency or to frequency as the workload asks.
+// protected). The split between window and main follows the workload, so
+// the policy leans to recency or to frequency as the workload asks: for a
+// cache bounded by count, miniature simulations measure which split hits
+// most (minisim.go); for a cache bounded by weight, where entry counts are
+// not known in advance, a hill climber moves the split every sample period
+// towards whichever direction raised the hit ratio.
 //
 // TinyLFU is not safe for concurrent use.
 type TinyLFU struct {
@@ -45,8 +48,11 @@ type TinyLFU struct {
 	sketch sketch
 	rng    uint64
 
-	// hill climber
+	sim *miniSim // nil for weighted caches and for the miniatures themselves
+
+	// hill climber (weighted caches)
 	weighted     bool
+	climbs       bool
 	sampleHits   uint64
 	sampleMisses uint64
 	prevHitRate  float64
@@ -54,18 +60,30 @@ type TinyLFU struct {
 }
 
 // NewTinyLFU returns a policy for at most max weight. weighted says
-// whether node weights vary (it only affects how the sketch is sized);
-// seed seeds the admission randomness.
+// whether node weights vary; seed seeds the admission randomness.
 func NewTinyLFU(max uint64, weighted bool, seed uint64) *TinyLFU {
 	if max == 0 {
 		max = 1
 	}
-	p := &TinyLFU{max: max, weighted: weighted, rng: seed | 1}
-	p.windowMax = uint64(math.Ceil(float64(max) * initialWindow))
-	if p.windowMax > max {
-		p.windowMax = max
+	var sim *miniSim
+	if !weighted {
+		sim = newMiniSim(max, seed)
 	}
-	p.protectedMax = uint64(float64(max-p.windowMax) * protectedShare)
+	return newTinyLFU(max, weighted, seed, sim)
+}
+
+// newTinyLFU returns a TinyLFU that adapts its window with sim, or with
+// the hill climber if weighted, or not at all.
+func newTinyLFU(max uint64, weighted bool, seed uint64, sim *miniSim) *TinyLFU {
+	if max == 0 {
+		max = 1
+	}
+	p := &TinyLFU{max: max, weighted: weighted, rng: seed | 1, sim: sim, climbs: weighted}
+	share := initialWindow
+	if sim != nil {
+		share = sim.share()
+	}
+	p.setWindowShare(share)
 	p.step = climbStep * float64(max) // the first move grows the window
 	capacity := int(min(max, 1<<24))
 	if weighted {
@@ -73,6 +91,29 @@ func NewTinyLFU(max uint64, weighted bool, seed uint64) *TinyLFU {
 	}
 	p.sketch.init(capacity)
 	return p
+}
+
+// setWindowShare sets the window's target to share of the maximum and the
+// protected segment's to its share of the rest. A window over its new target
+// hands its oldest entries to probation at once; a window under it fills
+// with new entries as the main space gives up victims.
+func (p *TinyLFU) setWindowShare(share float64) {
+	p.windowMax = min(uint64(math.Ceil(share*float64(p.max))), p.max)
+	p.protectedMax = uint64(float64(p.max-p.windowMax) * protectedShare)
+	for p.window.Weight() > p.windowMax && p.window.Len() > 0 {
+		n := p.window.Front()
+		p.window.Remove(n)
+		n.Queue = qProbation
+		p.probation.PushBack(n)
+	}
+	p.demote()
+}
+
+// adapt feeds a request to the miniatures and follows their advice.
+func (p *TinyLFU) adapt(h uint64) {
+	if p.sim != nil && p.sim.record(h) {
+		p.setWindowShare(p.sim.share())
+	}
 }
 
 // Len implements Policy.
@@ -111,6 +152,7 @@ func (p *TinyLFU) Add(n *node.Node) {
 	p.weight += uint64(n.Weight)
 	p.sampleMisses++
 	p.climb()
+	p.adapt(n.Hash)
 }
 
 // Access implements Policy.
@@ -119,6 +161,7 @@ func (p *TinyLFU) Access(n *node.Node) {
 	p.touch(n)
 	p.sampleHits++
 	p.climb()
+	p.adapt(n.Hash)
 }
 
 // touch reorders n after a read or a write.
@@ -245,8 +288,11 @@ func (p *TinyLFU) random() uint64 {
 	return p.rng * 2685821657736338717
 }
 
-// climb adjusts the window once per sample period.
+// climb adjusts the window once per sample period (weighted caches only).
 func (p *TinyLFU) climb() {
+	if !p.climbs {
+		return
+	}
 	requests := p.sampleHits + p.sampleMisses
 	sample := uint64(sampleMultiplier) * p.capacityEntries()
 	if requests < sample {
