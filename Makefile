@@ -47,7 +47,7 @@ test-prev-go: ## The root module's tests with the previous Go release ($(PREV_GO
 	GOTOOLCHAIN=$(PREV_GO) $(GO) test -count=1 . ./internal/...
 
 run: ## A small demo of the cache.
-	$(GO) run ./cmd/cachekit demo
+	cd cmd/cachekit && $(GO) run . demo
 
 fuzz: ## Fuzz the cache against its model for FUZZTIME (default 60s).
 	$(GO) test -run '^$$' -fuzz FuzzModel -fuzztime $(FUZZTIME) .

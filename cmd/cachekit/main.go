@@ -1,9 +1,12 @@
 // Command cachekit is the toolkit's command line. Subcommands:
 //
 //	cachekit demo   run a small demonstration of the in-memory cache
+//	cachekit sim    replay traces through eviction policies, compare hit ratios
 //
-// Later subcommands (the simulator, the service, the load generator) are
-// added by their packages.
+// The command is a module of its own (github.com/cachekit/cachekit/cmd/cachekit)
+// so that its dependencies, such as gonum.org/v1/plot for the charts of
+// cachekit sim, stay out of the cachekit module. Later subcommands (the
+// service, the load generator) are added by their packages.
 package main
 
 import (

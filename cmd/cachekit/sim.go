@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
-	"encoding/xml"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -49,11 +47,12 @@ flags:
 
 // simFlags are the parsed and checked flags of cachekit sim.
 type simFlags struct {
-	traces     []simTrace
-	capacities []int
-	policies   []string
-	format     string
-	chart      string
+	traces      []simTrace
+	capacities  []int
+	policies    []string
+	format      string
+	chart       string // the chart's file, or ""
+	chartFormat string // its format: svg, png or pdf
 }
 
 // simTrace is one trace to replay: its name as given and its files.
@@ -111,7 +110,10 @@ func simulate(args []string, stdout, stderr io.Writer) int {
 	}
 	if f.chart != "" {
 		var buf bytes.Buffer
-		writeChart(&buf, rows)
+		if err := writeChart(&buf, f.chartFormat, rows); err != nil {
+			fmt.Fprintln(stderr, "cachekit sim: chart:", err)
+			return 1
+		}
 		if err := os.WriteFile(f.chart, buf.Bytes(), 0o644); err != nil {
 			fmt.Fprintln(stderr, "cachekit sim:", err)
 			return 1
@@ -130,7 +132,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simFlags, error) {
 	capList := fs.String("capacity", "", "the cache capacities in entries, `N[,N...]` (required)")
 	polList := fs.String("policy", strings.Join(sim.DefaultNames(), ","), "the policies to compare, `P[,P...]`")
 	format := fs.String("format", "table", "the output format: table, csv or json")
-	chart := fs.String("chart", "", "also write an SVG chart of hit ratio against capacity to `file`")
+	chart := fs.String("chart", "", "also draw hit ratio against capacity to `file`, in the format of its extension (.svg, .png or .pdf)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), simUsage, wrap("  ", strings.Join(sim.Names(), ", ")+",", 74))
 		fs.PrintDefaults()
@@ -149,6 +151,12 @@ func parseSimFlags(args []string, stderr io.Writer) (*simFlags, error) {
 	case "table", "csv", "json":
 	default:
 		return nil, fmt.Errorf("unknown -format %q (want table, csv or json)", f.format)
+	}
+	if f.chart != "" {
+		var err error
+		if f.chartFormat, err = chartFormat(f.chart); err != nil {
+			return nil, err
+		}
 	}
 	if *capList == "" {
 		return nil, errors.New("-capacity is required")
@@ -335,144 +343,4 @@ func writeRows(w io.Writer, format string, rows []simRow) error {
 		fmt.Fprintf(tw, "%v\t\n", r.elapsed.Round(time.Millisecond))
 	}
 	return tw.Flush()
-}
-
-// The chart: one panel per trace, hit ratio (y) against capacity (x, on a
-// log scale when the capacities span a factor of 10 or more), one polyline
-// with point markers per policy, and a legend on the right.
-const (
-	panelW, panelH = 760, 400
-	plotX, plotY   = 70, 40   // the plot area's top left corner in a panel
-	plotW, plotH   = 520, 300 // the plot area's size
-)
-
-var palette = []string{"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-	"#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"}
-
-func writeChart(w io.Writer, rows []simRow) {
-	var traces []string
-	var policies []string
-	for _, r := range rows {
-		if !slices.Contains(traces, r.Trace) {
-			traces = append(traces, r.Trace)
-		}
-		if !slices.Contains(policies, r.Policy) {
-			policies = append(policies, r.Policy)
-		}
-	}
-	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?>
-<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %[1]d %[2]d" font-family="sans-serif" font-size="12">
-<rect width="100%%" height="100%%" fill="white"/>
-`, panelW, panelH*max(1, len(traces)))
-	for i, tr := range traces {
-		var mine []simRow
-		for _, r := range rows {
-			if r.Trace == tr {
-				mine = append(mine, r)
-			}
-		}
-		fmt.Fprintf(w, "<g transform=\"translate(0,%d)\">\n", i*panelH)
-		writePanel(w, tr, mine, policies)
-		fmt.Fprintln(w, "</g>")
-	}
-	fmt.Fprintln(w, "</svg>")
-}
-
-func writePanel(w io.Writer, trace string, rows []simRow, policies []string) {
-	var caps []int
-	lo, hi := 1.0, 0.0
-	for _, r := range rows {
-		if !slices.Contains(caps, r.Capacity) {
-			caps = append(caps, r.Capacity)
-		}
-		lo, hi = min(lo, r.HitRatio), max(hi, r.HitRatio)
-	}
-	slices.Sort(caps)
-	// y: hit ratio in %, from lo to hi rounded out to a step.
-	step := niceStep(100 * (hi - lo))
-	ylo := math.Floor(100*lo/step) * step
-	yhi := math.Ceil(100*hi/step) * step
-	if yhi <= ylo {
-		yhi = ylo + step
-	}
-	y := func(ratio float64) float64 { return plotY + plotH*(1-(100*ratio-ylo)/(yhi-ylo)) }
-	// x: capacity.
-	cmin, cmax := float64(caps[0]), float64(caps[len(caps)-1])
-	logX := cmax >= 10*cmin
-	x := func(c int) float64 {
-		switch {
-		case cmax == cmin:
-			return plotX + plotW/2
-		case logX:
-			return plotX + plotW*math.Log(float64(c)/cmin)/math.Log(cmax/cmin)
-		}
-		return plotX + plotW*(float64(c)-cmin)/(cmax-cmin)
-	}
-
-	fmt.Fprintf(w, "<text x=\"%d\" y=\"24\" font-size=\"15\" font-weight=\"bold\">%s</text>\n", plotX, xmlText(trace))
-	// Axes, grid and tick labels.
-	fmt.Fprintf(w, "<path d=\"M%d %d V%d H%d\" fill=\"none\" stroke=\"black\"/>\n", plotX, plotY, plotY+plotH, plotX+plotW)
-	for v := ylo; v <= yhi+step/2; v += step {
-		py := y(v / 100)
-		fmt.Fprintf(w, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", plotX, py, plotX+plotW, py)
-		fmt.Fprintf(w, "<text x=\"%d\" y=\"%.1f\" text-anchor=\"end\">%s%%</text>\n", plotX-6, py+4, strconv.FormatFloat(v, 'f', -1, 64))
-	}
-	every := (len(caps) + 9) / 10 // at most about 10 labels
-	for i, c := range caps {
-		px := x(c)
-		fmt.Fprintf(w, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"black\"/>\n", px, plotY+plotH, px, plotY+plotH+5)
-		if i%every == 0 {
-			fmt.Fprintf(w, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\">%d</text>\n", px, plotY+plotH+20, c)
-		}
-	}
-	scale := ""
-	if logX {
-		scale = ", log scale"
-	}
-	fmt.Fprintf(w, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">capacity (entries%s)</text>\n", plotX+plotW/2, plotY+plotH+44, scale)
-	fmt.Fprintf(w, "<text transform=\"translate(18,%d) rotate(-90)\" text-anchor=\"middle\">hit ratio</text>\n", plotY+plotH/2)
-	// One polyline and legend entry per policy.
-	for i, p := range policies {
-		color, dash := palette[i%len(palette)], ""
-		switch p {
-		case sim.NameOPT:
-			color, dash = "black", ` stroke-dasharray="6 3"`
-		case sim.NameOPTBypass:
-			color, dash = "#777", ` stroke-dasharray="2 3"`
-		}
-		var pts []string
-		var marks bytes.Buffer
-		for _, r := range rows {
-			if r.Policy == p {
-				px, py := x(r.Capacity), y(r.HitRatio)
-				pts = append(pts, fmt.Sprintf("%.1f,%.1f", px, py))
-				fmt.Fprintf(&marks, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"><title>%s @%d: %.2f%%</title></circle>\n",
-					px, py, color, xmlText(p), r.Capacity, 100*r.HitRatio)
-			}
-		}
-		fmt.Fprintf(w, "<polyline data-policy=\"%s\" points=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
-			xmlText(p), strings.Join(pts, " "), color, dash)
-		w.Write(marks.Bytes())
-		ly := plotY + 10 + 20*i
-		fmt.Fprintf(w, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"%s\" stroke-width=\"2\"%s/>\n",
-			plotX+plotW+20, ly, plotX+plotW+44, ly, color, dash)
-		fmt.Fprintf(w, "<text x=\"%d\" y=\"%d\">%s</text>\n", plotX+plotW+50, ly+4, xmlText(p))
-	}
-}
-
-// niceStep returns a step of 1, 2 or 5 times a power of ten that cuts span
-// into at most 10 intervals (and at least 0.1).
-func niceStep(span float64) float64 {
-	for _, s := range []float64{0.1, 0.2, 0.5, 1, 2, 5, 10, 20} {
-		if span <= 10*s {
-			return s
-		}
-	}
-	return 20
-}
-
-func xmlText(s string) string {
-	var b strings.Builder
-	xml.EscapeText(&b, []byte(s))
-	return b.String()
 }

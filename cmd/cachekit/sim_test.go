@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"image/png"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -177,22 +179,30 @@ func TestSimDefaultPolicies(t *testing.T) {
 
 func TestSimChart(t *testing.T) {
 	dir := traceDir(t)
-	chart := filepath.Join(t.TempDir(), "out.svg")
+	out := t.TempDir()
 	policies := []string{"lru", "fifo", "cache", "opt", "opt-bypass"}
-	code, _, errOut := runSim(t, "-traces", dir, "-trace", "loop,plain.txt", "-capacity", "1,2,3,100",
-		"-policy", strings.Join(policies, ","), "-format", "csv", "-chart", chart)
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
+	chart := func(file string, args ...string) []byte {
+		t.Helper()
+		path := filepath.Join(out, file)
+		args = append([]string{"-traces", dir, "-policy", strings.Join(policies, ","), "-format", "csv", "-chart", path}, args...)
+		code, _, errOut := runSim(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", file, code, errOut)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
 	}
-	data, err := os.ReadFile(chart)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Valid XML, an svg root, one polyline per policy in each of the two
-	// panels, with a point per capacity.
+
+	// SVG: valid XML, an svg root, and the texts: each trace's name (a
+	// panel's title) and each policy's name in each panel's legend.
+	data := chart("out.svg", "-trace", "loop,plain.txt", "-capacity", "1,2,3,100")
 	dec := xml.NewDecoder(bytes.NewReader(data))
 	var root string
-	lines := map[string]int{}
+	texts := map[string]int{}
+	inText := false
 	for {
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
@@ -201,40 +211,111 @@ func TestSimChart(t *testing.T) {
 		if err != nil {
 			t.Fatalf("invalid XML: %v\n%s", err, data)
 		}
-		se, ok := tok.(xml.StartElement)
-		if !ok {
-			continue
-		}
-		if root == "" {
-			root = se.Name.Local
-		}
-		if se.Name.Local != "polyline" {
-			continue
-		}
-		var policy, points string
-		for _, a := range se.Attr {
-			switch a.Name.Local {
-			case "data-policy":
-				policy = a.Value
-			case "points":
-				points = a.Value
+		switch tok := tok.(type) {
+		case xml.StartElement:
+			if root == "" {
+				root = tok.Name.Local
 			}
-		}
-		lines[policy]++
-		if n := len(strings.Fields(points)); n != 4 {
-			t.Errorf("polyline of %s has %d points, want 4", policy, n)
+			inText = tok.Name.Local == "text"
+		case xml.EndElement:
+			inText = false
+		case xml.CharData:
+			if inText {
+				texts[string(tok)]++
+			}
 		}
 	}
 	if root != "svg" {
 		t.Fatalf("root element %q", root)
 	}
-	for _, p := range policies {
-		if lines[p] != 2 {
-			t.Errorf("%d polylines for %s, want 2", lines[p], p)
+	for _, s := range []string{"loop", "plain.txt", "capacity (entries, log scale)", "hit ratio (%)"} {
+		if texts[s] != 1 && texts[s] != 2 || s == "loop" && texts[s] != 1 {
+			t.Errorf("text %q %d times", s, texts[s])
 		}
 	}
-	if len(lines) != len(policies) {
-		t.Errorf("polylines for %v, want %v", lines, policies)
+	for _, p := range policies {
+		if texts[p] != 2 {
+			t.Errorf("policy %s in %d legends, want 2", p, texts[p])
+		}
+	}
+	if bytes.Contains(data, []byte("font-family:Liberation Sans;")) {
+		t.Errorf("no fallback for the font:\n%.2000s", data)
+	}
+
+	// PNG: an image 9 inches wide at 144 dpi, with its two panels taller
+	// than wide.
+	data = chart("out.PNG", "-trace", "loop,plain.txt", "-capacity", "2,4")
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("invalid PNG: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() != 9*144 || b.Dy() <= b.Dx() {
+		t.Errorf("PNG of %v", b)
+	}
+	// One capacity, hit ratios all 0 (every key is new): still a chart.
+	data = chart("one.png", "-trace", "plain.txt", "-capacity", "1")
+	if _, err := png.Decode(bytes.NewReader(data)); err != nil {
+		t.Fatalf("invalid PNG: %v", err)
+	}
+
+	// PDF.
+	data = chart("out.pdf", "-trace", "loop", "-capacity", "2,4")
+	if !bytes.HasPrefix(data, []byte("%PDF-")) || !bytes.Contains(data[len(data)-32:], []byte("%%EOF")) {
+		t.Errorf("not a PDF: %.100q...%q", data, data[len(data)-32:])
+	}
+}
+
+func TestCapacityTicks(t *testing.T) {
+	labels := func(tk capacityTicks, lo, hi float64) (ls []string) {
+		for _, x := range tk.Ticks(lo, hi) {
+			ls = append(ls, x.Label)
+		}
+		return ls
+	}
+	// Linear, 400 points: 110 is too close to 100 for a label of its own.
+	lin := capacityTicks{caps: []float64{100, 110, 500, 1000}, width: 400}
+	if got, want := labels(lin, 100, 1000), []string{"100", "", "500", "1000"}; !slices.Equal(got, want) {
+		t.Errorf("linear: labels %q, want %q", got, want)
+	}
+	// Log: 1, 2, 5, ... 10⁶ over 500 points, a tick each, and labels that
+	// keep apart.
+	var caps []float64
+	for c := 1.0; c <= 1e6; c *= 10 {
+		caps = append(caps, c, 2*c, 5*c)
+	}
+	lg := capacityTicks{caps: caps, log: true, width: 500}
+	got := labels(lg, 1, 5e6)
+	if len(got) != len(caps) || !slices.Equal(got[:3], []string{"1", "2", "5"}) || !slices.Contains(got, "") {
+		t.Errorf("log: labels %q", got)
+	}
+	// No two labels overlap (a digit being about 5.6 points wide).
+	end := math.Inf(-1)
+	for i, l := range got {
+		if l == "" {
+			continue
+		}
+		x, half := 500*math.Log(caps[i])/math.Log(5e6), 5.6*float64(len(l))/2
+		if x-half < end {
+			t.Errorf("log: labels %q: %s overlaps the label before", got, l)
+		}
+		end = x + half
+	}
+}
+
+func TestStepTicks(t *testing.T) {
+	var got []string
+	for _, tk := range stepTicks(10).Ticks(0, 30) {
+		got = append(got, tk.Label)
+	}
+	if want := []string{"0", "", "10", "", "20", "", "30"}; !slices.Equal(got, want) {
+		t.Errorf("labels %q, want %q", got, want)
+	}
+	got = nil
+	for _, tk := range stepTicks(0.5).Ticks(97.5, 99) {
+		got = append(got, tk.Label)
+	}
+	if want := []string{"97.5", "", "98.0", "", "98.5", "", "99.0"}; !slices.Equal(got, want) {
+		t.Errorf("labels %q, want %q", got, want)
 	}
 }
 
@@ -258,6 +339,8 @@ func TestSimErrors(t *testing.T) {
 		{[]string{"-traces", dir, "-trace", "loop", "-capacity", "10", "-policy", "lru,nope"}, `"nope"`},
 		{[]string{"-traces", dir, "-trace", "loop", "-capacity", "10", "-policy", "lru,,opt"}, "empty policy"},
 		{[]string{"-traces", dir, "-trace", "loop", "-capacity", "10", "-format", "xml"}, `unknown -format "xml"`},
+		{[]string{"-traces", dir, "-trace", "loop", "-capacity", "10", "-chart", "out.jpg"}, `unknown format ".jpg"`},
+		{[]string{"-traces", dir, "-trace", "loop", "-capacity", "10", "-chart", "out"}, `want a file name ending in .svg, .png, .pdf`},
 		{[]string{"-traces", dir, "-trace", "corrupt.gz", "-capacity", "10"}, "corrupt.gz"},
 		{[]string{"-traces", dir, "-trace", "loop", "-capacity", "10", "extra"}, `unexpected argument "extra"`},
 		{[]string{"-no-such-flag"}, "no-such-flag"},
