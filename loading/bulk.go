@@ -1,0 +1,197 @@
+package loading
+
+import "context"
+
+// GetMany returns the values of keys, like Get for each key, but loads the
+// keys it must load together: with a BulkLoader in one LoadMany call, with
+// only a Loader in concurrent Load calls. Keys already being loaded (by any
+// Get, GetMany or refresh) are not loaded again: GetMany waits for those
+// loads. Duplicate keys are looked up once.
+//
+// The map holds every key that has a value, fresh or stale. The error is nil
+// when every key has a fresh value; otherwise it is a *BulkError[K] whose
+// Errors give, for each other key, what Get would have returned as its
+// error: ErrStale (wrapped) for a key in the map served stale, and the
+// load's error, ErrNotFound, ErrReentrant or ctx.Err() for a key not in it.
+// If ctx ends while GetMany waits, it returns at once with what it has; the
+// loads go on and their results are cached. After Close it returns
+// (nil, ErrClosed).
+func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
+	if c.closed.Load() {
+		return nil, ErrClosed
+	}
+	out := make(map[K]V, len(keys))
+	var errs map[K]error
+	fail := func(k K, err error) {
+		if errs == nil {
+			errs = make(map[K]error)
+		}
+		errs[k] = err
+	}
+	// take records what a record answered for k.
+	take := func(k K, v V, err error, st state) {
+		if st == fresh || st == stale {
+			out[k] = v
+		}
+		if err != nil {
+			fail(k, err)
+		}
+	}
+
+	now, ep := c.now(), c.epoch.Load()
+	seen := make(map[K]struct{}, len(keys))
+	var need []K
+	var due []dueKey[K, V]
+	for _, k := range keys {
+		if _, dup := seen[k]; dup {
+			continue
+		}
+		seen[k] = struct{}{}
+		r, ok := c.core.Get(k)
+		if !ok {
+			need = append(need, k)
+			continue
+		}
+		st, isDue := c.view(r, now, ep)
+		if st == unusable {
+			c.stats.unusable.Add(1)
+			need = append(need, k)
+			continue
+		}
+		// Answer without the refresh; the due keys are refreshed
+		// together below.
+		v, err := c.answer(ctx, k, r, st, false, true)
+		take(k, v, err, st)
+		if isDue && !r.refreshing.Load() && r.refreshing.CompareAndSwap(false, true) {
+			due = append(due, dueKey[K, V]{k, r})
+		}
+	}
+	if len(due) > 0 {
+		c.refreshMany(ctx, due)
+	}
+	if len(need) == 0 {
+		return c.bulkResult(out, errs)
+	}
+
+	ch := chainOf(ctx, c)
+	var owned, waits []*flight[K, V]
+	for _, k := range need {
+		if ch.has(k) {
+			fail(k, ErrReentrant)
+			continue
+		}
+		if c.beforeFlight != nil {
+			c.beforeFlight(k)
+		}
+		sh := c.shard(k)
+		sh.mu.Lock()
+		if f := sh.flights[k]; f != nil {
+			sh.mu.Unlock()
+			c.stats.shared.Add(1)
+			waits = append(waits, f)
+			continue
+		}
+		prev, _ := c.core.Peek(k)
+		if prev != nil {
+			if st, isDue := c.view(prev, c.now(), c.epoch.Load()); st != unusable {
+				sh.mu.Unlock()
+				v, err := c.answer(ctx, k, prev, st, isDue, false)
+				take(k, v, err, st)
+				continue
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			// A caller that has already given up starts no load.
+			sh.mu.Unlock()
+			fail(k, err)
+			continue
+		}
+		f := c.newFlight(k, prev)
+		sh.flights[k] = f
+		sh.mu.Unlock()
+		owned = append(owned, f)
+		waits = append(waits, f)
+	}
+	switch {
+	case len(owned) == 0:
+	case c.bulk != nil:
+		c.launch(ctx, owned, false)
+	default:
+		for _, f := range owned {
+			c.launch(ctx, []*flight[K, V]{f}, false)
+		}
+	}
+
+	for i, f := range waits {
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			// Take what has finished; the rest fail with ctx's error.
+			for _, f := range waits[i:] {
+				select {
+				case <-f.done:
+					take(f.key, f.value, f.err, resultState(f.err))
+				default:
+					fail(f.key, ctx.Err())
+				}
+			}
+			return c.bulkResult(out, errs)
+		}
+		take(f.key, f.value, f.err, resultState(f.err))
+	}
+	return c.bulkResult(out, errs)
+}
+
+// resultState is the state in which a flight's result puts its waiters: a
+// value, or an error without one.
+func resultState(err error) state {
+	if err == nil {
+		return fresh
+	}
+	return negative
+}
+
+func (c *Cache[K, V]) bulkResult(out map[K]V, errs map[K]error) (map[K]V, error) {
+	if errs != nil {
+		return out, &BulkError[K]{Errors: errs}
+	}
+	return out, nil
+}
+
+// dueKey is a key whose record's reload the caller has claimed.
+type dueKey[K comparable, V any] struct {
+	key K
+	r   *record[V]
+}
+
+// refreshMany starts background reloads of due keys: with a BulkLoader in
+// one call, which takes one slot; otherwise one call, and one slot, per key.
+func (c *Cache[K, V]) refreshMany(ctx context.Context, due []dueKey[K, V]) {
+	if c.bulk == nil || len(due) == 1 {
+		for _, d := range due {
+			c.refresh(ctx, d.key, d.r)
+		}
+		return
+	}
+	if c.closed.Load() || !c.acquireSlot() {
+		for _, d := range due {
+			d.r.refreshing.Store(false)
+		}
+		if !c.closed.Load() {
+			c.stats.refreshSkips.Add(uint64(len(due)))
+		}
+		return
+	}
+	var fl []*flight[K, V]
+	for _, d := range due {
+		if f := c.refreshFlight(d.key, d.r); f != nil {
+			fl = append(fl, f)
+		}
+	}
+	if len(fl) == 0 {
+		<-c.slots
+		return
+	}
+	c.stats.refreshes.Add(uint64(len(fl)))
+	c.launch(ctx, fl, true)
+}

@@ -1,0 +1,463 @@
+package loading
+
+import (
+	"context"
+	"fmt"
+	"hash/maphash"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cachekit/cachekit"
+)
+
+// Cache is a read-through cache: Get returns the cached value of a key or
+// loads it, once, however many callers ask for it at the same time. See the
+// package documentation for the full contract.
+//
+// All methods are safe for concurrent use. A Cache must not be copied; use
+// the pointer New returns, and Close it when done.
+type Cache[K comparable, V any] struct {
+	core   *cachekit.Cache[K, *record[V]]
+	loader Loader[K, V]
+	bulk   BulkLoader[K, V]
+
+	// Lifetimes, resolved: 0 means "never ends" for ttl, notFoundTTL and
+	// errorTTL; a negative errorTTL or notFoundTTL means "not cached".
+	ttl, refreshAfter, maxStale time.Duration
+	errorTTL, notFoundTTL       time.Duration
+	loadTimeout                 time.Duration
+	jitter                      float64
+	rand                        func() float64 // test hook; math/rand/v2 by default
+	clock                       cachekit.Clock // nil: time.Since(start)
+	start                       time.Time
+	margin                      time.Duration // kept in the core cache past a record's hard end
+	beforeFlight                func(K)       // test hook: after a miss, before the flight table
+	slots                       chan struct{} // background reload slots
+	epochMu                     sync.Mutex    // serialises ExpireAll
+	epoch                       atomic.Pointer[epoch]
+	seed                        maphash.Seed
+	shards                      []shard[K, V]
+	shardMask                   uint64
+	stats                       counters
+	lifeMu                      sync.RWMutex // orders load launches (RLock) before Close's wait (Lock)
+	closed                      atomic.Bool  // written under lifeMu
+	life                        context.Context
+	endLife                     context.CancelCauseFunc
+	loads                       sync.WaitGroup // load goroutines
+	closeOnce                   sync.Once
+}
+
+// shard is one part of the flight table: the loads in flight for its keys.
+// Its lock also orders every store of a key's record (by a finishing load,
+// Set) against Delete and InvalidateAll, so that a load that a Delete
+// overtook never stores its result.
+type shard[K comparable, V any] struct {
+	mu      sync.Mutex
+	flights map[K]*flight[K, V] // guarded by mu
+	_       [48]byte
+}
+
+// New returns a cache configured by opts, or an error wrapping
+// cachekit.ErrInvalidOptions that names the offending option.
+func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	c := &Cache[K, V]{
+		loader:       opts.Loader,
+		bulk:         opts.BulkLoader,
+		ttl:          opts.TTL,
+		refreshAfter: opts.RefreshAfter,
+		maxStale:     opts.MaxStale,
+		errorTTL:     opts.ErrorTTL,
+		notFoundTTL:  opts.NotFoundTTL,
+		loadTimeout:  opts.LoadTimeout,
+		jitter:       opts.TTLJitter,
+		rand:         rand.Float64,
+		clock:        opts.Clock,
+		seed:         maphash.MakeSeed(),
+	}
+	if c.errorTTL == 0 {
+		c.errorTTL = DefaultErrorTTL
+	}
+	if c.notFoundTTL == 0 {
+		c.notFoundTTL = c.ttl // 0: never ends
+	}
+	if c.loadTimeout == 0 {
+		c.loadTimeout = DefaultLoadTimeout
+	}
+	n := opts.MaxConcurrentRefreshes
+	if n == 0 {
+		n = DefaultMaxConcurrentRefreshes
+	}
+	c.slots = make(chan struct{}, n)
+	if c.clock == nil {
+		// The core cache reads a cached clock that may lag ours by about a
+		// millisecond (more on a starved machine): keep records in it a
+		// little past their end, so it never drops one early. Records are
+		// judged by our own clock (view), never by their presence alone.
+		c.margin = time.Second
+		c.start = time.Now()
+	} else {
+		c.start = c.clock.Now()
+	}
+	var weigher func(K, *record[V]) uint32
+	if w := opts.Weigher; w != nil {
+		weigher = func(k K, r *record[V]) uint32 {
+			if !r.hasValue {
+				return 1
+			}
+			return w(k, r.value)
+		}
+	}
+	core, err := cachekit.New(cachekit.Options[K, *record[V]]{
+		MaxEntries:      opts.MaxEntries,
+		MaxWeight:       opts.MaxWeight,
+		Weigher:         weigher,
+		Policy:          opts.Policy,
+		InitialCapacity: opts.InitialCapacity,
+		Clock:           opts.Clock,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("loading: %w", err)
+	}
+	c.core = core
+	nshards := 16
+	for nshards < 4*runtime.GOMAXPROCS(0) && nshards < 256 {
+		nshards <<= 1
+	}
+	c.shards = make([]shard[K, V], nshards)
+	for i := range c.shards {
+		c.shards[i].flights = make(map[K]*flight[K, V])
+	}
+	c.shardMask = uint64(nshards - 1)
+	c.epoch.Store(&epoch{})
+	c.life, c.endLife = context.WithCancelCause(context.Background())
+	return c, nil
+}
+
+// Must is like New but panics if the options are invalid.
+func Must[K comparable, V any](opts Options[K, V]) *Cache[K, V] {
+	c, err := New(opts)
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// now returns the cache's time in nanoseconds since it was created.
+func (c *Cache[K, V]) now() int64 {
+	if c.clock != nil {
+		return int64(c.clock.Now().Sub(c.start))
+	}
+	return int64(time.Since(c.start))
+}
+
+func (c *Cache[K, V]) shard(key K) *shard[K, V] {
+	return &c.shards[maphash.Comparable(c.seed, key)&c.shardMask]
+}
+
+// Get returns key's value: from the cache when it holds a fresh one;
+// otherwise it waits for a load of the key, starting one unless one is
+// already in flight, and returns its result.
+//
+//   - A fresh value comes with a nil error. If it is older than
+//     RefreshAfter, Get also starts one background reload.
+//   - A stale value (past TTL within MaxStale, or after ExpireAll) comes
+//     with an error for which errors.Is(err, ErrStale) holds; Get starts one
+//     background reload, and never waits for it.
+//   - A remembered failure or not-found answer is returned as the error,
+//     without calling the loader (ErrorTTL, NotFoundTTL).
+//   - If ctx ends while Get waits, Get returns ctx.Err() at once; the load
+//     goes on for the other callers and its result is cached. A Get whose
+//     ctx has already ended starts no load (it still joins one in flight
+//     and reads the cache).
+//
+// Get returns ErrReentrant if called by a loader for a key its own call
+// chain is loading, and ErrClosed after Close.
+func (c *Cache[K, V]) Get(ctx context.Context, key K) (V, error) {
+	if c.closed.Load() {
+		var zero V
+		return zero, ErrClosed
+	}
+	if r, ok := c.core.Get(key); ok {
+		st, due := c.view(r, c.now(), c.epoch.Load())
+		if st != unusable {
+			return c.answer(ctx, key, r, st, due, true)
+		}
+		c.stats.unusable.Add(1)
+	}
+	return c.load(ctx, key)
+}
+
+// answer returns what r answers in state st, starting a background reload
+// if due. first says whether r came from the lookup that Stats counts.
+func (c *Cache[K, V]) answer(ctx context.Context, key K, r *record[V], st state, due bool, first bool) (V, error) {
+	if due && !r.refreshing.Load() && r.refreshing.CompareAndSwap(false, true) {
+		c.refresh(ctx, key, r)
+	}
+	switch st {
+	case fresh:
+		return r.value, nil
+	case stale:
+		if first {
+			c.stats.staleHits.Add(1)
+		}
+		return r.value, r.staleErr
+	default:
+		if first {
+			c.stats.errorHits.Add(1)
+		}
+		var zero V
+		return zero, r.err
+	}
+}
+
+// load joins the flight for key, or starts one, and waits for it.
+func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
+	var zero V
+	if chainOf[K, V](ctx, c).has(key) {
+		return zero, ErrReentrant
+	}
+	if c.beforeFlight != nil {
+		c.beforeFlight(key)
+	}
+	sh := c.shard(key)
+	sh.mu.Lock()
+	if f := sh.flights[key]; f != nil {
+		sh.mu.Unlock()
+		c.stats.shared.Add(1)
+		return c.wait(ctx, f)
+	}
+	// Check the cache again, now that no load of the key can finish
+	// behind our back: a load that ended since our lookup stored its
+	// result before leaving the table, and a Set stored its value.
+	prev, _ := c.core.Peek(key)
+	if prev != nil {
+		if st, due := c.view(prev, c.now(), c.epoch.Load()); st != unusable {
+			sh.mu.Unlock()
+			return c.answer(ctx, key, prev, st, due, false)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		// A caller that has already given up starts no load.
+		sh.mu.Unlock()
+		return zero, err
+	}
+	f := c.newFlight(key, prev)
+	sh.flights[key] = f
+	sh.mu.Unlock()
+	c.launch(ctx, []*flight[K, V]{f}, false)
+	return c.wait(ctx, f)
+}
+
+// wait returns f's result, or ctx.Err() if ctx ends first.
+func (c *Cache[K, V]) wait(ctx context.Context, f *flight[K, V]) (V, error) {
+	select {
+	case <-f.done:
+		return f.value, f.err
+	default:
+	}
+	select {
+	case <-f.done:
+		return f.value, f.err
+	case <-ctx.Done():
+		var zero V
+		return zero, ctx.Err()
+	}
+}
+
+// refresh starts a background reload of key from r, whose refreshing flag
+// the caller has just claimed.
+func (c *Cache[K, V]) refresh(ctx context.Context, key K, r *record[V]) {
+	if c.closed.Load() {
+		r.refreshing.Store(false)
+		return
+	}
+	if !c.acquireSlot() {
+		r.refreshing.Store(false)
+		c.stats.refreshSkips.Add(1)
+		return
+	}
+	f := c.refreshFlight(key, r)
+	if f == nil {
+		<-c.slots
+		return
+	}
+	c.stats.refreshes.Add(1)
+	c.launch(ctx, []*flight[K, V]{f}, true)
+}
+
+// refreshFlight registers a background flight for key, reloading r, unless
+// a load of key is already in flight (it clears the flag when it ends) or r
+// is no longer key's record.
+func (c *Cache[K, V]) refreshFlight(key K, r *record[V]) *flight[K, V] {
+	sh := c.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.flights[key] != nil {
+		return nil
+	}
+	if cur, ok := c.core.Peek(key); !ok || cur != r {
+		return nil
+	}
+	f := c.newFlight(key, r)
+	sh.flights[key] = f
+	return f
+}
+
+func (c *Cache[K, V]) acquireSlot() bool {
+	select {
+	case c.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// Set stores value for key as freshly loaded (TTL, RefreshAfter and jitter
+// apply). A load of key in flight when Set is called still gives its result
+// to its waiters but does not store it. Set reports false, and removes the
+// key, when the value alone weighs more than MaxWeight; it does nothing and
+// returns false after Close.
+func (c *Cache[K, V]) Set(key K, value V) bool {
+	if c.closed.Load() {
+		return false
+	}
+	sh := c.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	c.overtake(sh, key)
+	now := c.now()
+	return c.put(key, c.valueRecord(value, now, c.epoch.Load().gen), now) != nil
+}
+
+// Delete removes key. A load of key in flight when Delete is called still
+// gives its result to its waiters but does not store it, and the next Get
+// loads the key again.
+func (c *Cache[K, V]) Delete(key K) {
+	sh := c.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	c.overtake(sh, key)
+	c.core.Delete(key)
+}
+
+// overtake stops key's flight, if any, from storing its result, and takes it
+// out of the table so that later callers start a new load. The caller holds
+// sh.mu.
+func (c *Cache[K, V]) overtake(sh *shard[K, V], key K) {
+	if f := sh.flights[key]; f != nil {
+		f.discard = true
+		delete(sh.flights, key)
+	}
+}
+
+// ExpireAll makes every cached value stale, as if its TTL had ended now,
+// without removing anything: with MaxStale set, reads keep getting the old
+// values (marked stale) for up to MaxStale while each key is reloaded in the
+// background, once, on its first read. This is the gentle invalidation for a
+// cache under load. Without MaxStale the next Get of each key waits for a
+// load. Remembered errors and not-found answers are forgotten. A load in
+// flight during ExpireAll stores its result as already stale. If ExpireAll
+// is called again, the stale window of values loaded before both calls is
+// counted from the later one (never beyond their own TTL plus MaxStale).
+func (c *Cache[K, V]) ExpireAll() {
+	c.epochMu.Lock()
+	defer c.epochMu.Unlock()
+	c.epoch.Store(&epoch{gen: c.epoch.Load().gen + 1, at: c.now()})
+}
+
+// InvalidateAll removes every entry (cachekit.Cache.Clear). Loads in flight
+// when it is called give their results to their waiters but do not store
+// them. Under load prefer ExpireAll: every key's next read then waits for
+// the source.
+func (c *Cache[K, V]) InvalidateAll() {
+	for i := range c.shards {
+		sh := &c.shards[i]
+		sh.mu.Lock()
+		for _, f := range sh.flights {
+			f.discard = true
+		}
+		clear(sh.flights)
+		sh.mu.Unlock()
+	}
+	c.core.Clear()
+}
+
+// Close cancels the contexts of the loads in flight (foreground and
+// background), waits for the loaders to return, and closes the underlying
+// cache. Callers waiting for a cancelled load get an error wrapping
+// ErrClosed (or the value, if the loader still returned one). After Close,
+// Get and GetMany return ErrClosed and Set does nothing. Close is idempotent;
+// it must not be called from a loader (it would wait for itself).
+func (c *Cache[K, V]) Close() {
+	c.closeOnce.Do(func() {
+		c.lifeMu.Lock()
+		c.closed.Store(true)
+		c.lifeMu.Unlock()
+		c.endLife(ErrClosed)
+		c.loads.Wait()
+		c.core.Close()
+	})
+}
+
+// valueRecord returns a record for value, loaded at now in generation gen.
+func (c *Cache[K, V]) valueRecord(value V, now int64, gen uint64) *record[V] {
+	f := c.factor()
+	r := &record[V]{
+		value:    value,
+		hasValue: true,
+		gen:      gen,
+		loadGen:  gen,
+		loadedAt: now,
+		staleErr: ErrStale,
+	}
+	r.freshUntil = lifetime(now, c.ttl, f)
+	r.staleUntil = satAdd(r.freshUntil, c.maxStale)
+	r.nextLoad = r.freshUntil
+	if c.refreshAfter > 0 {
+		r.nextLoad = lifetime(now, c.refreshAfter, f)
+	}
+	return r
+}
+
+// put stores r for key in the core cache until r's hard end (plus margin).
+// If the core refuses it (too heavy), the key's previous record is removed
+// so that it is not served in place of the newer value. The caller holds
+// key's shard lock.
+func (c *Cache[K, V]) put(key K, r *record[V], now int64) *record[V] {
+	var ttl time.Duration
+	if end := r.hardEnd(); end != never {
+		ttl = max(time.Duration(end-now)+c.margin, 1)
+	}
+	if !c.core.SetWithTTL(key, r, ttl) {
+		c.core.Delete(key)
+		return nil
+	}
+	return r
+}
+
+// factor returns the jitter factor of one load: uniform in 1 ± jitter/2.
+func (c *Cache[K, V]) factor() float64 {
+	if c.jitter == 0 {
+		return 1
+	}
+	return 1 + c.jitter*(c.rand()-0.5)
+}
+
+// lifetime returns the end of a lifetime d (scaled by f) starting at now;
+// never if d is zero.
+func lifetime(now int64, d time.Duration, f float64) int64 {
+	if d <= 0 {
+		return never
+	}
+	x := float64(d) * f
+	if x >= float64(never-now) {
+		return never
+	}
+	return now + max(int64(x), 1)
+}

@@ -1,0 +1,264 @@
+package loading
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+)
+
+// flight is one key's load in progress. It stays in its shard's table
+// from its start until it finishes (or a Delete, Set or InvalidateAll
+// overtakes it); callers that miss the key meanwhile wait on done instead
+// of loading again. Several flights may share one loader call (GetMany,
+// a bulk refresh).
+type flight[K comparable, V any] struct {
+	key     K
+	prev    *record[V] // the key's record when the flight started, or nil
+	gen     uint64     // epoch generation when the flight started
+	discard bool       // overtaken: do not store the result; guarded by the shard lock
+
+	done  chan struct{} // closed when value and err are set
+	value V
+	err   error
+}
+
+func (c *Cache[K, V]) newFlight(key K, prev *record[V]) *flight[K, V] {
+	return &flight[K, V]{
+		key:  key,
+		prev: prev,
+		gen:  c.epoch.Load().gen,
+		done: make(chan struct{}),
+	}
+}
+
+// chain is the set of keys that a call chain is loading: a loader's context
+// carries the keys of its own call and, through parent, those of the loads
+// that (directly or not) called it.
+type chain[K comparable, V any] struct {
+	flights []*flight[K, V]
+	parent  *chain[K, V]
+}
+
+// chainKey is the context key of a cache's chain.
+type chainKey[K comparable, V any] struct{ c *Cache[K, V] }
+
+func chainOf[K comparable, V any](ctx context.Context, c *Cache[K, V]) *chain[K, V] {
+	ch, _ := ctx.Value(chainKey[K, V]{c}).(*chain[K, V])
+	return ch
+}
+
+func (ch *chain[K, V]) has(key K) bool {
+	for ; ch != nil; ch = ch.parent {
+		for _, f := range ch.flights {
+			if f.key == key {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// launch runs one loader call for the registered flights fl on a new
+// goroutine. slot says that the caller holds a background slot, which the
+// call releases when it ends. After Close it fails fl with ErrClosed.
+func (c *Cache[K, V]) launch(ctx context.Context, fl []*flight[K, V], slot bool) {
+	c.lifeMu.RLock()
+	if c.closed.Load() {
+		c.lifeMu.RUnlock()
+		now := c.now()
+		for _, f := range fl {
+			c.finish(f, outcome[V]{kind: abandoned, err: ErrClosed}, now)
+		}
+		if slot {
+			<-c.slots
+		}
+		return
+	}
+	c.loads.Add(1)
+	c.lifeMu.RUnlock()
+
+	// The load keeps the values of the context of the caller that started
+	// it, not its cancellation: the caller may leave, others are waiting.
+	lctx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(c.life, func() { cancel(ErrClosed) })
+	cancelTimeout := context.CancelFunc(func() {})
+	if c.loadTimeout > 0 {
+		lctx, cancelTimeout = context.WithTimeout(lctx, c.loadTimeout)
+	}
+	lctx = context.WithValue(lctx, chainKey[K, V]{c}, &chain[K, V]{flights: fl, parent: chainOf(ctx, c)})
+	go c.run(lctx, fl, slot, func() {
+		stop()
+		cancelTimeout()
+		cancel(nil)
+	})
+}
+
+// outcome is the result of a load for one key.
+type outcome[V any] struct {
+	value V
+	err   error
+	kind  outcomeKind
+}
+
+type outcomeKind uint8
+
+const (
+	loaded    outcomeKind = iota // value
+	notFound                     // err wraps ErrNotFound
+	failed                       // err: remembered for ErrorTTL
+	abandoned                    // panic, Goexit, Close: err, nothing stored
+)
+
+// run calls the loader for fl and finishes every flight with its outcome,
+// whatever the loader does: return, panic or runtime.Goexit.
+func (c *Cache[K, V]) run(ctx context.Context, fl []*flight[K, V], slot bool, release func()) {
+	defer c.loads.Done()
+	if slot {
+		defer func() { <-c.slots }()
+	}
+	defer release()
+	start := c.now()
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		// The loader panicked (recover returns its value) or called
+		// runtime.Goexit (recover returns nil: since Go 1.21 panic(nil)
+		// panics with a *runtime.PanicNilError). The stack is still the
+		// loader's: deferred calls run before it unwinds.
+		v := recover()
+		pe := &PanicError{Value: v, Goexit: v == nil, Stack: debug.Stack()}
+		now := c.now()
+		c.countLoad(start, now, true)
+		for _, f := range fl {
+			c.finish(f, outcome[V]{kind: abandoned, err: pe}, now)
+		}
+	}()
+	if len(fl) == 1 && c.loader != nil {
+		v, err := c.loader.Load(ctx, fl[0].key)
+		returned = true
+		now := c.now()
+		o := c.classify(ctx, v, err)
+		c.countLoad(start, now, o.kind == failed)
+		c.finish(fl[0], o, now)
+		return
+	}
+	keys := make([]K, len(fl))
+	for i, f := range fl {
+		keys[i] = f.key
+	}
+	m, err := c.bulk.LoadMany(ctx, keys)
+	returned = true
+	now := c.now()
+	var be *BulkError[K]
+	whole := err
+	if err != nil && errors.As(err, &be) {
+		whole = nil
+	}
+	failure := false
+	outs := make([]outcome[V], len(fl))
+	for i, f := range fl {
+		var zero V
+		switch v, ok := m[f.key]; {
+		case ok:
+			outs[i] = outcome[V]{value: v, kind: loaded}
+		case be != nil && be.Errors[f.key] != nil:
+			outs[i] = c.classify(ctx, zero, be.Errors[f.key])
+		case whole != nil:
+			outs[i] = c.classify(ctx, zero, whole)
+		default:
+			outs[i] = outcome[V]{err: ErrNotFound, kind: notFound}
+		}
+		failure = failure || outs[i].kind == failed
+	}
+	c.countLoad(start, now, failure)
+	for i, f := range fl {
+		c.finish(f, outs[i], now)
+	}
+}
+
+// classify sorts a loader's result.
+func (c *Cache[K, V]) classify(ctx context.Context, v V, err error) outcome[V] {
+	switch {
+	case err == nil:
+		return outcome[V]{value: v, kind: loaded}
+	case errors.Is(err, ErrNotFound):
+		return outcome[V]{err: err, kind: notFound}
+	case c.closed.Load() && context.Cause(ctx) == ErrClosed:
+		return outcome[V]{err: fmt.Errorf("%w (the load ended with: %w)", ErrClosed, err), kind: abandoned}
+	case ctx.Err() == context.DeadlineExceeded && errors.Is(err, context.DeadlineExceeded):
+		// Say whose deadline it was: callers see this error later, from
+		// the cache, when their own contexts are fine.
+		err = fmt.Errorf("loading: load timed out after %v: %w", c.loadTimeout, err)
+	}
+	return outcome[V]{err: err, kind: failed}
+}
+
+func (c *Cache[K, V]) countLoad(start, now int64, failed bool) {
+	c.stats.loads.Add(1)
+	c.stats.loadNanos.Add(uint64(max(now-start, 0)))
+	if failed {
+		c.stats.loadErrors.Add(1)
+	}
+}
+
+// finish takes f out of the table, stores its outcome unless f was
+// overtaken (Delete, Set, InvalidateAll) or the cache is closed, and hands
+// the outcome to f's waiters. Storing before waking them means that a
+// waiter's next Get finds the result.
+func (c *Cache[K, V]) finish(f *flight[K, V], o outcome[V], now int64) {
+	sh := c.shard(f.key)
+	sh.mu.Lock()
+	if sh.flights[f.key] == f {
+		delete(sh.flights, f.key)
+	}
+	var stored *record[V]
+	if !f.discard && !c.closed.Load() {
+		stored = c.store(f, o, now)
+	}
+	// Whatever record the key has now may have had its reload claimed
+	// by a reader that found this flight running: let the next reader
+	// claim it again.
+	if cur, ok := c.core.Peek(f.key); ok && cur != stored {
+		cur.refreshing.Store(false)
+	}
+	sh.mu.Unlock()
+	f.value, f.err = o.value, o.err
+	close(f.done)
+}
+
+// store records o for f's key and returns the record stored, if any. The
+// caller holds the key's shard lock.
+func (c *Cache[K, V]) store(f *flight[K, V], o outcome[V], now int64) *record[V] {
+	switch o.kind {
+	case loaded:
+		return c.put(f.key, c.valueRecord(o.value, now, f.gen), now)
+	case notFound:
+		if c.notFoundTTL < 0 {
+			// Not remembered, but the source says the key is gone: do
+			// not serve an older value of it either.
+			c.core.Delete(f.key)
+			return nil
+		}
+		end := lifetime(now, c.notFoundTTL, c.factor())
+		r := &record[V]{err: o.err, loadGen: f.gen, retryAt: end, nextLoad: end}
+		return c.put(f.key, r, now)
+	case failed:
+		if c.errorTTL < 0 {
+			return nil
+		}
+		end := lifetime(now, c.errorTTL, c.factor())
+		r := &record[V]{err: o.err, loadGen: f.gen, retryAt: end, nextLoad: end}
+		if p := f.prev; p != nil && p.hasValue && now < p.staleUntil {
+			// Keep the previous value for stale-if-error (and, if it is
+			// still fresh, for plain reads until its TTL).
+			r.value, r.hasValue, r.gen, r.loadedAt = p.value, true, p.gen, p.loadedAt
+			r.freshUntil, r.staleUntil = p.freshUntil, p.staleUntil
+			r.staleErr = fmt.Errorf("%w (reload failed: %w)", ErrStale, o.err)
+		}
+		return c.put(f.key, r, now)
+	}
+	return nil
+}

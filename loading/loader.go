@@ -1,0 +1,58 @@
+package loading
+
+import "context"
+
+// Loader loads the value of one key from the source the cache fronts.
+//
+// Load runs on a goroutine of the cache, never on the caller's, with a
+// context that keeps the values of the context of the Get that started it
+// but not its cancellation: it is cancelled by Options.LoadTimeout and by
+// Close. Load must honour it (Close waits for loads in flight to return).
+//
+// Load reports a key that does not exist by returning an error that
+// wraps ErrNotFound; the cache remembers that answer for
+// Options.NotFoundTTL. Any other error is a failure, remembered for
+// Options.ErrorTTL. A panic or a runtime.Goexit in Load becomes a
+// *PanicError for every caller waiting for the key and is not remembered.
+//
+// Load may call the cache for other keys; a call that would wait for a key
+// that this call chain is loading fails with ErrReentrant instead.
+type Loader[K comparable, V any] interface {
+	Load(ctx context.Context, key K) (V, error)
+}
+
+// LoaderFunc adapts a function to the Loader interface.
+type LoaderFunc[K comparable, V any] func(ctx context.Context, key K) (V, error)
+
+// Load calls f(ctx, key).
+func (f LoaderFunc[K, V]) Load(ctx context.Context, key K) (V, error) { return f(ctx, key) }
+
+// BulkLoader loads the values of many keys in one call (one query, one
+// round trip).
+//
+// LoadMany gets distinct keys, none of them already being loaded by
+// another call, and owns the slice. Its context is the same as Load's. It
+// reports its results so:
+//
+//   - a key present in the returned map was loaded with that value, even
+//     when the error is not nil (partial results are kept);
+//   - with a nil error, or with a *BulkError[K], a key absent from the map
+//     (and from BulkError.Errors) does not exist: it is remembered as not
+//     found, as if its error were ErrNotFound;
+//   - a *BulkError[K] gives per-key errors in its Errors map (ErrNotFound
+//     among them, for an explicit negative answer);
+//   - any other error fails every key absent from the map with that error.
+//
+// Keys in the map that were not asked for are ignored. A panic or a
+// runtime.Goexit fails every key of the call with a *PanicError.
+type BulkLoader[K comparable, V any] interface {
+	LoadMany(ctx context.Context, keys []K) (map[K]V, error)
+}
+
+// BulkLoaderFunc adapts a function to the BulkLoader interface.
+type BulkLoaderFunc[K comparable, V any] func(ctx context.Context, keys []K) (map[K]V, error)
+
+// LoadMany calls f(ctx, keys).
+func (f BulkLoaderFunc[K, V]) LoadMany(ctx context.Context, keys []K) (map[K]V, error) {
+	return f(ctx, keys)
+}
