@@ -263,7 +263,8 @@ func TestOptionsValid(t *testing.T) {
 		{"zero", Options[int, string]{}},
 		{"MaxEntries 1", Options[int, string]{MaxEntries: 1}},
 		{"MaxWeight with Weigher", Options[int, string]{MaxWeight: 1, Weigher: weigh}},
-		{"DefaultTTL 1ns", Options[int, string]{DefaultTTL: 1}},
+		// A fake clock: with a real one the entry may expire before Get.
+		{"DefaultTTL 1ns", Options[int, string]{DefaultTTL: 1, Clock: newFakeClock()}},
 		{"TTLJitter just below 1", Options[int, string]{TTLJitter: math.Nextafter(1, 0)}},
 		{"TTLJitter without TTL", Options[int, string]{TTLJitter: 0.5}},
 		{"InitialCapacity above MaxEntries", Options[int, string]{MaxEntries: 10, InitialCapacity: 1 << 16}},
