@@ -1,0 +1,295 @@
+// Command throughput measures the throughput of cachekit and its peers
+// side by side and writes the medians as Markdown tables and JSON.
+//
+// Usage (from the repository root, which has a go.work):
+//
+//	go run ./bench/cmd/throughput [flags]
+//
+// Every cache runs every cell (a workload at a read share with a number of
+// goroutines) once per round, with a fresh instance each time; rounds are
+// interleaved (round 1: every cache, round 2: every cache, ...), and the
+// tables show the medians over the rounds. The tables go to standard
+// output, progress to standard error. bench/run.sh regenerates
+// docs/benchmarks/throughput.md with this command.
+//
+// The flags are:
+//
+//	-rounds N        rounds (default 3)
+//	-duration D      time per run (default 1s)
+//	-caches LIST     comma-separated caches, or "all" (default: every
+//	                 cache but 2q and arc, which are there for hit ratios)
+//	-workloads LIST  comma-separated workloads (default
+//	                 getput,evict-zipf,evict-uniform)
+//	-mults LIST      goroutine counts as multiples of GOMAXPROCS
+//	                 (default 1,4,16)
+//	-reads LIST      read shares (percent) to run, of each workload's own
+//	                 (getput: 100,75,50,25,0; evicting: 100,90,75,50);
+//	                 default all
+//	-capacity N      capacity of the evicting workloads (default 100000)
+//	-seed N          seed of the operation streams (default 1)
+//	-json FILE       write the report as JSON
+//	-md FILE         write the report as a Markdown document
+//	-note TEXT       a note for the Markdown document's header
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cachekit/cachekit/bench/internal/adapter"
+	"github.com/cachekit/cachekit/bench/internal/throughput"
+	"github.com/cachekit/cachekit/bench/internal/workload"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "throughput:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("throughput", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	rounds := fs.Int("rounds", 3, "rounds; every cache runs every cell once per round")
+	duration := fs.Duration("duration", time.Second, "time per run")
+	caches := fs.String("caches", "", `comma-separated caches, or "all" (default: all but 2q and arc); known: `+strings.Join(adapter.Names(), ", "))
+	workloads := fs.String("workloads", strings.Join(workload.Names, ","), "comma-separated workloads")
+	mults := fs.String("mults", "1,4,16", "goroutine counts as multiples of GOMAXPROCS")
+	reads := fs.String("reads", "", "comma-separated read shares in percent to run, of each workload's own (default: all of them)")
+	capacity := fs.Int("capacity", workload.EvictCapacity, "capacity of the evicting workloads")
+	seed := fs.Uint64("seed", 1, "seed of the operation streams")
+	jsonFile := fs.String("json", "", "write the report as JSON to this file")
+	mdFile := fs.String("md", "", "write the report as Markdown to this file")
+	note := fs.String("note", "", "a note for the Markdown document's header")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if *rounds < 1 {
+		return fmt.Errorf("-rounds must be at least 1")
+	}
+	if *duration <= 0 {
+		return fmt.Errorf("-duration must be positive")
+	}
+	infos, err := adapter.Select(*caches)
+	if err != nil {
+		return err
+	}
+	ms, err := parseInts(*mults)
+	if err != nil {
+		return fmt.Errorf("-mults: %w", err)
+	}
+	var ws []*workload.Workload
+	for name := range strings.SplitSeq(*workloads, ",") {
+		w, err := workload.ByName(strings.TrimSpace(name), *capacity)
+		if err != nil {
+			return err
+		}
+		if slices.ContainsFunc(ws, func(x *workload.Workload) bool { return x.Name == w.Name }) {
+			return fmt.Errorf("workload %q named twice", w.Name)
+		}
+		if *reads != "" {
+			keep, err := parsePcts(*reads)
+			if err != nil {
+				return fmt.Errorf("-reads: %w", err)
+			}
+			w.ReadPcts = slices.DeleteFunc(w.ReadPcts, func(p int) bool { return !slices.Contains(keep, p) })
+			if len(w.ReadPcts) == 0 {
+				return fmt.Errorf("-reads %s leaves workload %s nothing to run", *reads, w.Name)
+			}
+		}
+		ws = append(ws, w)
+	}
+
+	rep := &throughput.Report{
+		Command:    commandLine(args),
+		Date:       time.Now().UTC().Format("2006-01-02 15:04 MST"),
+		GoVersion:  runtime.Version(),
+		OS:         runtime.GOOS,
+		Arch:       runtime.GOARCH,
+		CPU:        cpuModel(),
+		Cores:      runtime.NumCPU(),
+		GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Revision:   revision(),
+		Modules:    peerModules(),
+		LoadBefore: loadAverage(),
+		Note:       *note,
+		Rounds:     *rounds,
+		Duration:   duration.String(),
+		Mults:      ms,
+		Caches:     throughput.DescribeCaches(infos),
+		Workloads:  throughput.DescribeWorkloads(ws),
+	}
+	measured, err := throughput.Measure(throughput.Config{
+		Caches:    infos,
+		Workloads: ws,
+		Mults:     ms,
+		Rounds:    *rounds,
+		Duration:  *duration,
+		Seed:      *seed,
+		Progress:  stderr,
+	})
+	if err != nil {
+		return err
+	}
+	rep.LoadAfter = loadAverage()
+	rep.Results = throughput.Results(measured)
+
+	if err := throughput.WriteTables(stdout, rep); err != nil {
+		return err
+	}
+	if *jsonFile != "" {
+		if err := writeFile(*jsonFile, rep, throughput.WriteJSON); err != nil {
+			return err
+		}
+	}
+	if *mdFile != "" {
+		if err := writeFile(*mdFile, rep, throughput.WriteMarkdown); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func writeFile(name string, r *throughput.Report, write func(io.Writer, *throughput.Report) error) error {
+	var b bytes.Buffer
+	if err := write(&b, r); err != nil {
+		return err
+	}
+	return os.WriteFile(name, b.Bytes(), 0o644)
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		if n < 1 {
+			return nil, fmt.Errorf("%d is not positive", n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parsePcts(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		if n < 0 || n > 100 {
+			return nil, fmt.Errorf("%d is not a percentage", n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// commandLine returns the command as one would type it at the repository
+// root, arguments quoted for a POSIX shell where needed.
+func commandLine(args []string) string {
+	parts := []string{"go", "run", "./bench/cmd/throughput"}
+	for _, a := range args {
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}
+
+// cpuModel returns the first "model name" of /proc/cpuinfo, or "unknown".
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "unknown"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown"
+}
+
+// loadAverage returns the 1-, 5- and 15-minute load averages of
+// /proc/loadavg, or "".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], ", ")
+}
+
+// revision returns the git commit of the working tree, marked when the
+// tree has uncommitted changes (untracked files included: a new source
+// file in the root module is compiled into what is measured), or ""
+// outside a git checkout.
+func revision() string {
+	out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	rev := "commit " + strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+		rev += " with uncommitted changes"
+	}
+	return rev
+}
+
+// peers are the modules whose versions the reports name.
+var peers = []string{
+	"github.com/maypok86/otter/v2",
+	"github.com/Yiling-J/theine-go",
+	"github.com/dgraph-io/ristretto/v2",
+	"github.com/hashicorp/golang-lru/v2",
+	"github.com/hashicorp/golang-lru/arc/v2",
+	"github.com/patrickmn/go-cache",
+	"github.com/puzpuzpuz/xsync/v4",
+}
+
+// peerModules returns the versions of the peers linked into the binary.
+func peerModules() []throughput.Module {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return nil
+	}
+	var out []throughput.Module
+	for _, p := range peers {
+		for _, d := range bi.Deps {
+			if d.Path == p {
+				out = append(out, throughput.Module{Path: d.Path, Version: d.Version})
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,349 @@
+package throughput
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/cachekit/cachekit/bench/internal/adapter"
+	"github.com/cachekit/cachekit/bench/internal/workload"
+)
+
+// Baseline is the cache every other cache is compared with.
+const Baseline = "cachekit"
+
+// Report is a whole measurement with its circumstances: what the JSON file
+// holds and what the Markdown file shows.
+type Report struct {
+	Command    string   `json:"command"`
+	Date       string   `json:"date"`
+	GoVersion  string   `json:"go_version"`
+	OS         string   `json:"os"`
+	Arch       string   `json:"arch"`
+	CPU        string   `json:"cpu"`
+	Cores      int      `json:"cores"`
+	GOMAXPROCS int      `json:"gomaxprocs"`
+	Revision   string   `json:"revision,omitempty"`
+	Modules    []Module `json:"modules,omitempty"`
+	LoadBefore string   `json:"load_before,omitempty"`
+	LoadAfter  string   `json:"load_after,omitempty"`
+	Note       string   `json:"note,omitempty"`
+	Rounds     int      `json:"rounds"`
+	Duration   string   `json:"duration"`
+	Mults      []int    `json:"goroutine_multipliers"`
+
+	Caches    []CacheInfo    `json:"caches"`
+	Workloads []WorkloadInfo `json:"workloads"`
+	Results   []Result       `json:"results"`
+}
+
+// Module is a dependency and its version.
+type Module struct {
+	Path    string `json:"path"`
+	Version string `json:"version"`
+}
+
+// CacheInfo describes a measured cache.
+type CacheInfo struct {
+	Name    string `json:"name"`
+	Bounded bool   `json:"bounded"`
+	Config  string `json:"config"`
+}
+
+// WorkloadInfo describes a measured workload.
+type WorkloadInfo struct {
+	Name         string `json:"name"`
+	Description  string `json:"description"`
+	Capacity     int    `json:"capacity"`
+	KeySpace     int    `json:"key_space"`
+	StreamLen    int    `json:"stream_len"`
+	DistinctKeys int    `json:"distinct_keys"`
+	SetOnMiss    bool   `json:"set_on_miss"`
+	ReadPcts     []int  `json:"read_pcts"`
+}
+
+// Result is one cache's figures in one cell.
+type Result struct {
+	Workload   string `json:"workload"`
+	ReadPct    int    `json:"read_pct"`
+	Goroutines int    `json:"goroutines"`
+	Cache      string `json:"cache"`
+	// OpsPerSec has one figure per round, in round order.
+	OpsPerSec       []float64 `json:"ops_per_sec"`
+	MedianOpsPerSec float64   `json:"median_ops_per_sec"`
+	// RatioToBaseline is MedianOpsPerSec over cachekit's in the same cell;
+	// absent when cachekit was not measured.
+	RatioToBaseline *float64 `json:"ratio_to_cachekit,omitempty"`
+	// HitRatio has one figure per round: the share of Gets that hit.
+	HitRatio       []float64 `json:"hit_ratio,omitempty"`
+	MedianHitRatio *float64  `json:"median_hit_ratio,omitempty"`
+}
+
+// DescribeCaches returns the reports' descriptions of caches.
+func DescribeCaches(caches []adapter.Info) []CacheInfo {
+	out := make([]CacheInfo, len(caches))
+	for i, c := range caches {
+		out[i] = CacheInfo{Name: c.Name, Bounded: c.Bounded, Config: c.Config}
+	}
+	return out
+}
+
+// DescribeWorkloads returns the reports' descriptions of workloads.
+func DescribeWorkloads(ws []*workload.Workload) []WorkloadInfo {
+	out := make([]WorkloadInfo, len(ws))
+	for i, w := range ws {
+		out[i] = WorkloadInfo{
+			Name:         w.Name,
+			Description:  w.Description,
+			Capacity:     w.Capacity,
+			KeySpace:     w.KeySpace,
+			StreamLen:    len(w.Keys),
+			DistinctKeys: w.Distinct(),
+			SetOnMiss:    w.SetOnMiss,
+			ReadPcts:     slices.Clone(w.ReadPcts),
+		}
+	}
+	return out
+}
+
+// Results turns measurements into results: medians, and ratios to
+// cachekit's median in the same cell.
+func Results(ms []Measurement) []Result {
+	base := map[Cell]float64{}
+	out := make([]Result, len(ms))
+	for i, m := range ms {
+		r := Result{Workload: m.Workload, ReadPct: m.ReadPct, Goroutines: m.Goroutines, Cache: m.Cache}
+		for _, s := range m.Samples {
+			r.OpsPerSec = append(r.OpsPerSec, s.OpsPerSec())
+			if h, ok := s.HitRatio(); ok {
+				r.HitRatio = append(r.HitRatio, h)
+			}
+		}
+		if len(r.OpsPerSec) > 0 {
+			r.MedianOpsPerSec = median(r.OpsPerSec)
+		}
+		if len(r.HitRatio) > 0 {
+			h := median(r.HitRatio)
+			r.MedianHitRatio = &h
+		}
+		if m.Cache == Baseline {
+			base[m.Cell] = r.MedianOpsPerSec
+		}
+		out[i] = r
+	}
+	for i := range out {
+		r := &out[i]
+		if b, ok := base[Cell{r.Workload, r.ReadPct, r.Goroutines}]; ok && b > 0 {
+			x := r.MedianOpsPerSec / b
+			r.RatioToBaseline = &x
+		}
+	}
+	return out
+}
+
+// WriteJSON writes the report as indented JSON.
+func WriteJSON(w io.Writer, r *Report) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// WriteMarkdown writes the report as a Markdown document: a header with
+// the command and the machine, the caches' configurations, and the tables.
+func WriteMarkdown(w io.Writer, r *Report) error {
+	var b strings.Builder
+	b.WriteString("# Throughput\n\n")
+	b.WriteString("<!-- Generated by bench/cmd/throughput (bench/run.sh); do not edit by hand. -->\n\n")
+	fmt.Fprintf(&b, "Generated by `%s` on %s.\n\n", r.Command, r.Date)
+	b.WriteString("| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| Go | %s %s/%s |\n", r.GoVersion, r.OS, r.Arch)
+	fmt.Fprintf(&b, "| CPU | %s, %d cores (GOMAXPROCS %d) |\n", cellText(r.CPU), r.Cores, r.GOMAXPROCS)
+	if r.Revision != "" {
+		fmt.Fprintf(&b, "| cachekit | %s |\n", cellText(r.Revision))
+	}
+	if len(r.Modules) > 0 {
+		var ms []string
+		for _, m := range r.Modules {
+			ms = append(ms, m.Path+" "+m.Version)
+		}
+		fmt.Fprintf(&b, "| peers | %s |\n", cellText(strings.Join(ms, ", ")))
+	}
+	fmt.Fprintf(&b, "| method | %d rounds; in each, every cache runs every cell for %s with a fresh instance, caches interleaved; medians over the rounds |\n",
+		r.Rounds, r.Duration)
+	if r.LoadBefore != "" || r.LoadAfter != "" {
+		fmt.Fprintf(&b, "| load average (1, 5, 15 min) | %s before, %s after |\n", cellText(r.LoadBefore), cellText(r.LoadAfter))
+	}
+	b.WriteString("\n")
+	if busy(r.LoadBefore, r.Cores) {
+		fmt.Fprintf(&b, "> **Warning.** The 1-minute load average was %s when the run started, on %d cores: "+
+			"other work shared the machine, so these figures are noisy. Regenerate them with bench/run.sh on a quiet machine "+
+			"before drawing conclusions from small differences.\n\n", strings.TrimSpace(strings.Split(r.LoadBefore, ",")[0]), r.Cores)
+	}
+	if r.Note != "" {
+		fmt.Fprintf(&b, "> **Note.** %s\n\n", r.Note)
+	}
+	b.WriteString("Figures are millions of operations per second summed over all goroutines, the median of the rounds " +
+		"(the JSON file has every round's figure). In parentheses: the cache's throughput as a multiple of cachekit's " +
+		"in the same cell, so below 1.00× cachekit is faster, above it slower. " +
+		"docs/benchmarks/README.md explains the method and the fairness choices.\n\n")
+
+	b.WriteString("## Caches\n\n| cache | bounded | configuration |\n|---|---|---|\n")
+	for _, c := range r.Caches {
+		bounded := "no"
+		if c.Bounded {
+			bounded = "yes"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", c.Name, bounded, cellText(c.Config))
+	}
+	b.WriteString("\nThe unbounded caches never evict: in the evicting workloads they grow to the whole key space. " +
+		"They are baselines (how fast a concurrent map is), not competitors there.\n\n")
+	writeTables(&b, r, "##")
+	writeSpread(&b, r)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeSpread summarises how much the rounds disagreed: for each cache,
+// over its cells, the median and the largest of (max − min) / median.
+func writeSpread(b *strings.Builder, r *Report) {
+	if r.Rounds < 2 {
+		return
+	}
+	b.WriteString("## Spread between rounds\n\n")
+	b.WriteString("For each cache, over all its cells: the median and the largest spread (max − min) / median of the rounds' figures. " +
+		"A difference between two caches smaller than their spread is noise.\n\n")
+	b.WriteString("| cache | median spread | largest spread | in |\n|---|---:|---:|---|\n")
+	for _, c := range r.Caches {
+		var spreads []float64
+		worst, where := -1.0, ""
+		for _, res := range r.Results {
+			if res.Cache != c.Name || len(res.OpsPerSec) < 2 || res.MedianOpsPerSec <= 0 {
+				continue
+			}
+			x := (slices.Max(res.OpsPerSec) - slices.Min(res.OpsPerSec)) / res.MedianOpsPerSec
+			spreads = append(spreads, x)
+			if x > worst {
+				worst = x
+				where = fmt.Sprintf("%s, %d%% reads, %d goroutines", res.Workload, res.ReadPct, res.Goroutines)
+			}
+		}
+		if len(spreads) == 0 {
+			continue
+		}
+		fmt.Fprintf(b, "| %s | %.0f%% | %.0f%% | %s |\n", c.Name, 100*median(spreads), 100*worst, where)
+	}
+	b.WriteString("\n")
+}
+
+// WriteTables writes only the tables, as Markdown (the command prints
+// them).
+func WriteTables(w io.Writer, r *Report) error {
+	var b strings.Builder
+	writeTables(&b, r, "#")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeTables(b *strings.Builder, r *Report, h string) {
+	results := map[string]Result{}
+	for _, res := range r.Results {
+		results[resultKey(res.Workload, res.ReadPct, res.Goroutines, res.Cache)] = res
+	}
+	for _, w := range r.Workloads {
+		fmt.Fprintf(b, "%s %s\n\n", h, w.Name)
+		fmt.Fprintf(b, "%s. The stream holds %d distinct keys.\n\n", capitalize(w.Description), w.DistinctKeys)
+		for _, m := range r.Mults {
+			g := m * r.GOMAXPROCS
+			fmt.Fprintf(b, "%s# %d goroutines (GOMAXPROCS × %d)\n\n", h, g, m)
+			b.WriteString("| cache |")
+			for _, pct := range w.ReadPcts {
+				fmt.Fprintf(b, " %s |", mixLabel(w, pct))
+			}
+			b.WriteString("\n|---|")
+			for range w.ReadPcts {
+				b.WriteString("---:|")
+			}
+			b.WriteString("\n")
+			for _, c := range r.Caches {
+				fmt.Fprintf(b, "| %s |", c.Name)
+				for _, pct := range w.ReadPcts {
+					res, ok := results[resultKey(w.Name, pct, g, c.Name)]
+					switch {
+					case !ok || len(res.OpsPerSec) == 0:
+						b.WriteString(" – |")
+					case res.RatioToBaseline == nil || c.Name == Baseline:
+						fmt.Fprintf(b, " %.2f |", res.MedianOpsPerSec/1e6)
+					default:
+						fmt.Fprintf(b, " %.2f (%.2f×) |", res.MedianOpsPerSec/1e6, *res.RatioToBaseline)
+					}
+				}
+				b.WriteString("\n")
+			}
+			b.WriteString("\n")
+			if !w.SetOnMiss {
+				continue
+			}
+			fmt.Fprintf(b, "Hit ratio of the Gets with %d goroutines (%%, median):\n\n| cache |", g)
+			for _, pct := range w.ReadPcts {
+				fmt.Fprintf(b, " %s |", mixLabel(w, pct))
+			}
+			b.WriteString("\n|---|")
+			for range w.ReadPcts {
+				b.WriteString("---:|")
+			}
+			b.WriteString("\n")
+			for _, c := range r.Caches {
+				fmt.Fprintf(b, "| %s |", c.Name)
+				for _, pct := range w.ReadPcts {
+					res, ok := results[resultKey(w.Name, pct, g, c.Name)]
+					if !ok || res.MedianHitRatio == nil {
+						b.WriteString(" – |")
+						continue
+					}
+					fmt.Fprintf(b, " %.1f |", 100**res.MedianHitRatio)
+				}
+				b.WriteString("\n")
+			}
+			b.WriteString("\n")
+		}
+	}
+}
+
+func resultKey(workload string, pct, goroutines int, cache string) string {
+	return fmt.Sprintf("%s/%d/%d/%s", workload, pct, goroutines, cache)
+}
+
+// mixLabel names a read share in a table header: "75/25" for a read/write
+// mix, "90% reads" for a workload whose reads may also write.
+func mixLabel(w WorkloadInfo, pct int) string {
+	if w.SetOnMiss {
+		return fmt.Sprintf("%d%% reads", pct)
+	}
+	return fmt.Sprintf("%d/%d", pct, 100-pct)
+}
+
+// busy reports whether a load average ("1.5, 1.2, 1.0") says that other
+// work kept at least half of the cores busy in the last minute.
+func busy(load string, cores int) bool {
+	first, _, _ := strings.Cut(load, ",")
+	l, err := strconv.ParseFloat(strings.TrimSpace(first), 64)
+	return err == nil && cores > 0 && l >= 0.5*float64(cores)
+}
+
+// cellText makes s safe inside a Markdown table cell.
+func cellText(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ").Replace(s)
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

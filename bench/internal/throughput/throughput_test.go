@@ -1,0 +1,227 @@
+package throughput
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cachekit/cachekit/bench/internal/adapter"
+	"github.com/cachekit/cachekit/bench/internal/workload"
+)
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		xs   []float64
+		want float64
+	}{{[]float64{3}, 3}, {[]float64{3, 1, 2}, 2}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := median(tc.xs); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.xs, got, tc.want)
+		}
+	}
+}
+
+func lookup(t *testing.T, names ...string) []adapter.Info {
+	t.Helper()
+	var out []adapter.Info
+	for _, n := range names {
+		info, ok := adapter.Lookup(n)
+		if !ok {
+			t.Fatalf("no adapter %q", n)
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+func TestRun(t *testing.T) {
+	w, err := workload.Evict(workload.Zipf, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Run(lookup(t, "cachekit")[0], w, 90, 3, 20*time.Millisecond, 1)
+	if s.Ops == 0 || s.Elapsed < 20*time.Millisecond || s.Gets == 0 || s.Hits > s.Gets {
+		t.Errorf("Run = %+v", s)
+	}
+	if h, ok := s.HitRatio(); !ok || h <= 0 || h >= 1 {
+		t.Errorf("hit ratio %v, %v; want strictly between 0 and 1 on an evicting workload", h, ok)
+	}
+	if (Sample{}).OpsPerSec() != 0 {
+		t.Error("an empty sample has a throughput")
+	}
+}
+
+// tinyReport measures two caches on a small evicting workload, the way
+// the command does.
+func tinyReport(t *testing.T) *Report {
+	t.Helper()
+	w, err := workload.Evict(workload.Uniform, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.ReadPcts = []int{100, 50}
+	caches := lookup(t, "xsync", "cachekit")
+	var progress bytes.Buffer
+	ms, err := Measure(Config{
+		Caches:    caches,
+		Workloads: []*workload.Workload{w},
+		Mults:     []int{1, 2},
+		Rounds:    2,
+		Duration:  5 * time.Millisecond,
+		Seed:      1,
+		Progress:  &progress,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * 2 * 2; len(ms) != want {
+		t.Fatalf("%d measurements, want %d", len(ms), want)
+	}
+	for _, m := range ms {
+		if len(m.Samples) != 2 {
+			t.Errorf("%+v: %d samples, want one per round", m.Cell, len(m.Samples))
+		}
+	}
+	if n := strings.Count(progress.String(), "\n"); n != 2*len(ms) {
+		t.Errorf("%d progress lines, want %d", n, 2*len(ms))
+	}
+	return &Report{
+		Command: "go run ./bench/cmd/throughput -test", Date: "2026-01-01 00:00 UTC", GoVersion: "go1.x",
+		OS: "linux", Arch: "amd64", CPU: "a CPU | with a pipe", Cores: 2, GOMAXPROCS: runtime.GOMAXPROCS(0),
+		Modules: []Module{{"example.com/m", "v1.0.0"}}, Note: "noisy", Rounds: 2, Duration: "5ms",
+		Mults: []int{1, 2}, LoadBefore: "1, 2, 3", LoadAfter: "4, 5, 6",
+		Caches: DescribeCaches(caches), Workloads: DescribeWorkloads([]*workload.Workload{w}),
+		Results: Results(ms),
+	}
+}
+
+func TestResults(t *testing.T) {
+	r := tinyReport(t)
+	for _, res := range r.Results {
+		if len(res.OpsPerSec) != 2 || res.MedianOpsPerSec <= 0 {
+			t.Errorf("%+v: bad throughput", res)
+		}
+		if res.RatioToBaseline == nil {
+			t.Fatalf("%+v: no ratio to cachekit", res)
+		}
+		if res.Cache == Baseline && *res.RatioToBaseline != 1 {
+			t.Errorf("cachekit's ratio to itself is %v", *res.RatioToBaseline)
+		}
+		if res.MedianHitRatio == nil || len(res.HitRatio) != 2 {
+			t.Errorf("%+v: no hit ratio", res)
+		}
+	}
+	// Without cachekit there are no ratios.
+	rs := Results([]Measurement{{Cell: Cell{"w", 100, 2}, Cache: "xsync", Samples: []Sample{{Ops: 10, Elapsed: time.Second}}}})
+	if rs[0].RatioToBaseline != nil || rs[0].MedianOpsPerSec != 10 || rs[0].MedianHitRatio != nil {
+		t.Errorf("Results without cachekit = %+v", rs[0])
+	}
+}
+
+func TestMeasureErrors(t *testing.T) {
+	w := workload.GetPut()
+	caches := lookup(t, "xsync")
+	for _, cfg := range []Config{
+		{Caches: caches, Workloads: []*workload.Workload{w}, Mults: []int{1}, Rounds: 0, Duration: time.Millisecond},
+		{Workloads: []*workload.Workload{w}, Mults: []int{1}, Rounds: 1, Duration: time.Millisecond},
+		{Caches: caches, Mults: []int{1}, Rounds: 1, Duration: time.Millisecond},
+	} {
+		if _, err := Measure(cfg); err == nil {
+			t.Errorf("Measure(%+v) succeeded", cfg)
+		}
+	}
+}
+
+func TestBusy(t *testing.T) {
+	for _, tc := range []struct {
+		load  string
+		cores int
+		want  bool
+	}{{"0.20, 0.5, 0.9", 2, false}, {"1.00, 0.1, 0.1", 2, true}, {"6.19, 6.68, 6.37", 2, true}, {"3.9, 1, 1", 8, false}, {"", 2, false}, {"x", 2, false}} {
+		if got := busy(tc.load, tc.cores); got != tc.want {
+			t.Errorf("busy(%q, %d) = %v, want %v", tc.load, tc.cores, got, tc.want)
+		}
+	}
+}
+
+func TestWriteJSON(t *testing.T) {
+	r := tinyReport(t)
+	var b bytes.Buffer
+	if err := WriteJSON(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatalf("the JSON does not parse: %v\n%s", err, b.String())
+	}
+	if back.Command != r.Command || len(back.Results) != len(r.Results) || len(back.Workloads) != 1 ||
+		back.Workloads[0].DistinctKeys == 0 || back.Results[0].RatioToBaseline == nil {
+		t.Errorf("the JSON lost data: %+v", back)
+	}
+	for _, key := range []string{`"median_ops_per_sec"`, `"ratio_to_cachekit"`, `"ops_per_sec"`, `"cpu"`, `"go_version"`} {
+		if !strings.Contains(b.String(), key) {
+			t.Errorf("the JSON has no %s", key)
+		}
+	}
+}
+
+// checkTables checks that every Markdown table in s is well formed: a
+// header, a separator of the same width, rows of the same width.
+func checkTables(t *testing.T, s string) (tables int) {
+	t.Helper()
+	lines := strings.Split(s, "\n")
+	cells := func(line string) int {
+		return strings.Count(strings.ReplaceAll(line, `\|`, ""), "|") - 1
+	}
+	for i := 0; i < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], "|") {
+			continue
+		}
+		tables++
+		width := cells(lines[i])
+		if i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "|---") || cells(lines[i+1]) != width {
+			t.Errorf("table at line %d has no matching separator:\n%s\n%s", i+1, lines[i], lines[min(i+1, len(lines)-1)])
+		}
+		for i++; i < len(lines) && strings.HasPrefix(lines[i], "|"); i++ {
+			if cells(lines[i]) != width {
+				t.Errorf("line %d has %d cells, want %d: %s", i+1, cells(lines[i]), width, lines[i])
+			}
+		}
+	}
+	return tables
+}
+
+func TestWriteMarkdown(t *testing.T) {
+	r := tinyReport(t)
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	procs := runtime.GOMAXPROCS(0)
+	// Header table, caches, and per goroutine count a throughput and a
+	// hit-ratio table.
+	if n := checkTables(t, md); n != 2+2*2+1 {
+		t.Errorf("%d tables, want 7:\n%s", n, md)
+	}
+	for _, want := range []string{
+		"# Throughput", "`go run ./bench/cmd/throughput -test`", "go1.x linux/amd64", `a CPU \| with a pipe, 2 cores`,
+		"example.com/m v1.0.0", "> **Note.** noisy", "> **Warning.** The 1-minute load average was 1 when", "1, 2, 3 before, 4, 5, 6 after",
+		"## evict-uniform", fmt.Sprintf("### %d goroutines (GOMAXPROCS × 1)", procs), fmt.Sprintf("### %d goroutines (GOMAXPROCS × 2)", 2*procs),
+		"| cache | 100% reads | 50% reads |", "×) |", "Hit ratio", "## Spread between rounds", "| cachekit | ",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the Markdown has no %q:\n%s", want, md)
+		}
+	}
+	var tables bytes.Buffer
+	if err := WriteTables(&tables, r); err != nil {
+		t.Fatal(err)
+	}
+	if n := checkTables(t, tables.String()); n != 2*2 {
+		t.Errorf("WriteTables wrote %d tables, want 4", n)
+	}
+}
