@@ -3,7 +3,8 @@
 SHELL := /bin/bash
 GO ?= go
 GOBIN := $(shell $(GO) env GOPATH)/bin
-STATICCHECK_VERSION := v0.8.2 # staticcheck 2026.2.2
+# staticcheck 2026.2.2 is the module version v0.8.2.
+STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(GOBIN)/staticcheck
 # Every module of the repository (the root and nested ones such as bench/).
 MODULES := $(shell find . -name go.mod -not -path './.git/*' -printf '%h\n' | sort)
