@@ -16,7 +16,7 @@ type fake struct {
 }
 
 func (f fake) Get(ctx context.Context, key string) (int, error) { return f.get(ctx, key) }
-func (f fake) Close()                                          {}
+func (f fake) Close()                                           {}
 
 // noCache loads on every Get.
 func noCache() Factory {
