@@ -48,11 +48,3 @@ func TestRunBadFlags(t *testing.T) {
 		}
 	}
 }
-
-func TestCommandLine(t *testing.T) {
-	got := commandLine([]string{"-rounds", "20", "-note", "shared, noisy machine"})
-	want := "go run ./bench/cmd/stampede -rounds 20 -note 'shared, noisy machine'"
-	if got != want {
-		t.Errorf("commandLine = %q, want %q", got, want)
-	}
-}

@@ -33,20 +33,20 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cachekit/cachekit/bench/internal/machine"
 
 	"github.com/cachekit/cachekit/bench/internal/adapter"
 	"github.com/cachekit/cachekit/bench/internal/throughput"
@@ -119,17 +119,17 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 
 	rep := &throughput.Report{
-		Command:    commandLine(args),
+		Command:    machine.CommandLine("./bench/cmd/throughput", args),
 		Date:       time.Now().UTC().Format("2006-01-02 15:04 MST"),
 		GoVersion:  runtime.Version(),
 		OS:         runtime.GOOS,
 		Arch:       runtime.GOARCH,
-		CPU:        cpuModel(),
+		CPU:        machine.CPUModel(),
 		Cores:      runtime.NumCPU(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Revision:   revision(),
+		Revision:   machine.Revision(),
 		Modules:    peerModules(),
-		LoadBefore: loadAverage(),
+		LoadBefore: machine.LoadAverage(),
 		Note:       *note,
 		Rounds:     *rounds,
 		Duration:   duration.String(),
@@ -149,7 +149,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep.LoadAfter = loadAverage()
+	rep.LoadAfter = machine.LoadAverage()
 	rep.Results = throughput.Results(measured)
 
 	if err := throughput.WriteTables(stdout, rep); err != nil {
@@ -204,66 +204,6 @@ func parsePcts(s string) ([]int, error) {
 		out = append(out, n)
 	}
 	return out, nil
-}
-
-// commandLine returns the command as one would type it at the repository
-// root, arguments quoted for a POSIX shell where needed.
-func commandLine(args []string) string {
-	parts := []string{"go", "run", "./bench/cmd/throughput"}
-	for _, a := range args {
-		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`*?[]{}()<>|&;#~") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		parts = append(parts, a)
-	}
-	return strings.Join(parts, " ")
-}
-
-// cpuModel returns the first "model name" of /proc/cpuinfo, or "unknown".
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return "unknown"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
-}
-
-// loadAverage returns the 1-, 5- and 15-minute load averages of
-// /proc/loadavg, or "".
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return ""
-	}
-	return strings.Join(f[:3], ", ")
-}
-
-// revision returns the git commit of the working tree, marked when the
-// tree has uncommitted changes (untracked files included: a new source
-// file in the root module is compiled into what is measured), or ""
-// outside a git checkout.
-func revision() string {
-	out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
-	if err != nil {
-		return ""
-	}
-	rev := "commit " + strings.TrimSpace(string(out))
-	if st, err := exec.Command("git", "status", "--porcelain").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
-		rev += " with uncommitted changes"
-	}
-	return rev
 }
 
 // peers are the modules whose versions the reports name.

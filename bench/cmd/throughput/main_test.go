@@ -96,11 +96,3 @@ func TestBadFlags(t *testing.T) {
 		}
 	}
 }
-
-func TestCommandLine(t *testing.T) {
-	got := commandLine([]string{"-md", "docs/x.md", "-note", "it's loud", ""})
-	want := `go run ./bench/cmd/throughput -md docs/x.md -note 'it'\''s loud' ''`
-	if got != want {
-		t.Errorf("commandLine = %s, want %s", got, want)
-	}
-}

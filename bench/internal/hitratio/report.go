@@ -6,12 +6,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cachekit/cachekit/bench/internal/machine"
 )
 
 // Meta describes the run, for the report's header.
@@ -52,7 +53,7 @@ func NewMeta(command string, date time.Time, parallel int, isolate bool) Meta {
 		Date:       date,
 		GoVersion:  runtime.Version(),
 		OSArch:     runtime.GOOS + "/" + runtime.GOARCH,
-		CPU:        cpuModel(),
+		CPU:        machine.CPUModel(),
 		Cores:      runtime.NumCPU(),
 		GOMAXPROCS: runtime.GOMAXPROCS(0),
 		Parallel:   parallel,
@@ -70,24 +71,6 @@ func NewMeta(command string, date time.Time, parallel int, isolate bool) Meta {
 		}
 	}
 	return m
-}
-
-// cpuModel returns the CPU's model name from /proc/cpuinfo, or the
-// architecture where there is none.
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(sc.Text(), ":")
-		if ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return runtime.GOARCH
 }
 
 // Report is what the writers render: the results, the run's description
