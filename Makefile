@@ -18,7 +18,12 @@ PREV_GO := go1.25.4
 help: ## Show this help.
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
-setup: ## Install what a fresh machine with only Go lacks (staticcheck, modules).
+setup: ## Install what a fresh machine with only Go lacks (redis-server, staticcheck, modules).
+	@if command -v redis-server >/dev/null; then echo "== redis-server: $$(command -v redis-server)"; \
+	else echo "== installing redis-server (Debian package)"; \
+	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; \
+	  command -v redis-server >/dev/null || { echo "redis-server could not be installed"; exit 1; }; fi
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	GOTOOLCHAIN=$(PREV_GO) $(GO) version
 	@for m in $(MODULES); do (cd $$m && $(GO) mod download) || exit 1; done
@@ -32,8 +37,8 @@ lint: ## staticcheck every module (installed by make setup).
 	@test -x $(STATICCHECK) || { echo "staticcheck is missing: run make setup"; exit 1; }
 	@for m in $(MODULES); do echo "== staticcheck $$m"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
 
-unit: ## go test -race every module.
-	@for m in $(MODULES); do echo "== go test -race $$m"; (cd $$m && $(GO) test -race -count=1 ./...) || exit 1; done
+unit: ## go test -race every module (tests that need redis-server fail if it cannot be started).
+	@for m in $(MODULES); do echo "== go test -race $$m"; (cd $$m && CACHEKIT_REQUIRE_REDIS=1 $(GO) test -race -count=1 ./...) || exit 1; done
 
 deps-check: ## The root package must import only the standard library.
 	@bad=$$($(GO) list -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' . | grep -v '^github.com/cachekit/cachekit\(/internal/.*\)\?$$' || true); \

@@ -7,6 +7,13 @@ replace github.com/cachekit/cachekit => ../
 require github.com/cachekit/cachekit v0.0.0-00010101000000-000000000000
 
 require (
+	github.com/VictoriaMetrics/fastcache v1.13.0 // indirect
+	github.com/allegro/bigcache/v3 v3.1.0 // indirect
+	github.com/coocood/freecache v1.2.7 // indirect
+	github.com/golang/snappy v1.0.0 // indirect
+)
+
+require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect
 	codeberg.org/go-latex/latex v0.2.0 // indirect
 	codeberg.org/go-pdf/fpdf v0.11.1 // indirect
