@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"time"
 )
 
 // flight is one key's load in progress. It stays in its shard's table
@@ -87,7 +88,9 @@ func (c *Cache[K, V]) launch(ctx context.Context, fl []*flight[K, V], slot bool)
 		lctx, cancelTimeout = context.WithTimeout(lctx, c.loadTimeout)
 	}
 	lctx = context.WithValue(lctx, chainKey[K, V]{c}, &chain[K, V]{flights: fl, parent: chainOf(ctx, c)})
-	go c.run(lctx, fl, slot, func() {
+	lim := new(ttlLimit)
+	lctx = context.WithValue(lctx, ttlLimitKey{}, lim)
+	go c.run(lctx, fl, slot, lim, func() {
 		stop()
 		cancelTimeout()
 		cancel(nil)
@@ -96,9 +99,11 @@ func (c *Cache[K, V]) launch(ctx context.Context, fl []*flight[K, V], slot bool)
 
 // outcome is the result of a load for one key.
 type outcome[V any] struct {
-	value V
-	err   error
-	kind  outcomeKind
+	value   V
+	err     error
+	kind    outcomeKind
+	limit   time.Duration // with limited: LimitTTL's bound on a loaded value's TTL
+	limited bool
 }
 
 type outcomeKind uint8
@@ -112,7 +117,7 @@ const (
 
 // run calls the loader for fl and finishes every flight with its outcome,
 // whatever the loader does: return, panic or runtime.Goexit.
-func (c *Cache[K, V]) run(ctx context.Context, fl []*flight[K, V], slot bool, release func()) {
+func (c *Cache[K, V]) run(ctx context.Context, fl []*flight[K, V], slot bool, lim *ttlLimit, release func()) {
 	defer c.loads.Done()
 	if slot {
 		defer func() { <-c.slots }()
@@ -141,6 +146,7 @@ func (c *Cache[K, V]) run(ctx context.Context, fl []*flight[K, V], slot bool, re
 		returned = true
 		now := c.now()
 		o := c.classify(ctx, v, err)
+		o.limit, o.limited = lim.get()
 		c.countLoad(start, now, o.kind == failed)
 		c.finish(fl[0], o, now)
 		return
@@ -171,6 +177,7 @@ func (c *Cache[K, V]) run(ctx context.Context, fl []*flight[K, V], slot bool, re
 		default:
 			outs[i] = outcome[V]{err: ErrNotFound, kind: notFound}
 		}
+		outs[i].limit, outs[i].limited = lim.get()
 		failure = failure || outs[i].kind == failed
 	}
 	c.countLoad(start, now, failure)
@@ -234,7 +241,11 @@ func (c *Cache[K, V]) finish(f *flight[K, V], o outcome[V], now int64) {
 func (c *Cache[K, V]) store(f *flight[K, V], o outcome[V], now int64) *record[V] {
 	switch o.kind {
 	case loaded:
-		return c.put(f.key, c.valueRecord(o.value, now, f.gen), now)
+		r := c.valueRecord(o.value, now, f.gen)
+		if o.limited {
+			c.limitRecord(r, now, o.limit)
+		}
+		return c.put(f.key, r, now)
 	case notFound:
 		if c.notFoundTTL < 0 {
 			// Not remembered, but the source says the key is gone: do
