@@ -1,0 +1,290 @@
+package bytecache
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Snapshot format, version 1 (all integers little endian):
+//
+//	file header, 20 bytes:
+//	  magic   "CKBYTEC1"
+//	  version uint32 (1)
+//	  flags   uint32 (0; other values are not readable by this version)
+//	  crc     uint32, CRC-32C of the 16 bytes before it
+//	blocks, each:
+//	  length  uint32, bytes of payload; 0 marks the end block
+//	  count   uint32, entries in the payload; in the end block, the
+//	          number of entries in all blocks
+//	  crc     uint32, CRC-32C of length, count and payload
+//	  payload entries in the ring's layout (see store.go): header with
+//	          absolute expiry, key, value
+//
+// Nothing is read after the end block, so a snapshot may be followed by
+// other data in the same stream.
+
+const (
+	snapMagic      = "CKBYTEC1"
+	snapVersion    = 1
+	snapHeaderLen  = 20
+	blockHeaderLen = 12
+	// saveBatch is the payload size SaveTo aims for per block.
+	saveBatch = 256 << 10
+	// readStep bounds how much LoadFrom allocates ahead of the bytes it has
+	// actually read, so a corrupt length cannot make it allocate much.
+	readStep = 1 << 20
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// SaveTo writes a snapshot of the live entries to w, with their absolute
+// expiry times, shard by shard and oldest first. It copies a batch of
+// entries at a time under a shard's lock and writes without a lock held,
+// so the cache stays usable meanwhile; like All it is not an atomic
+// snapshot (an entry set or removed during SaveTo may or may not be in it,
+// a key set again may be in it twice, the later value last).
+//
+// SaveTo returns the first error from w, or ErrClosed after Close.
+func (c *Cache) SaveTo(w io.Writer) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	var hdr [snapHeaderLen]byte
+	copy(hdr[:], snapMagic)
+	binary.LittleEndian.PutUint32(hdr[8:], snapVersion)
+	binary.LittleEndian.PutUint32(hdr[12:], 0)
+	binary.LittleEndian.PutUint32(hdr[16:], crc32.Checksum(hdr[:16], castagnoli))
+	if _, err := w.Write(hdr[:]); err != nil {
+		return err
+	}
+	var (
+		buf   []byte
+		total uint32
+		werr  error
+	)
+	c.walk(saveBatch, c.nowNano(), &buf, func(b []byte, n int) bool {
+		total += uint32(n)
+		werr = writeBlock(w, b, uint32(n))
+		return werr == nil
+	})
+	if werr != nil {
+		return werr
+	}
+	return writeBlock(w, nil, total)
+}
+
+func writeBlock(w io.Writer, payload []byte, count uint32) error {
+	var bh [blockHeaderLen]byte
+	binary.LittleEndian.PutUint32(bh[0:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(bh[4:], count)
+	sum := crc32.Update(crc32.Checksum(bh[:8], castagnoli), castagnoli, payload)
+	binary.LittleEndian.PutUint32(bh[8:], sum)
+	if _, err := w.Write(bh[:]); err != nil {
+		return err
+	}
+	if len(payload) > 0 {
+		if _, err := w.Write(payload); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func corrupt(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrCorrupt}, args...)...)
+}
+
+// readErr turns an error from reading a snapshot into the error LoadFrom
+// returns: a truncated snapshot is corrupt.
+func readErr(err error, what string) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("%w: truncated in %s: %w", ErrCorrupt, what, io.ErrUnexpectedEOF)
+	}
+	return fmt.Errorf("bytecache: reading snapshot %s: %w", what, err)
+}
+
+// readN reads exactly n bytes into buf[:0], growing buf as data arrives.
+func readN(r io.Reader, buf []byte, n int) ([]byte, error) {
+	buf = buf[:0]
+	for len(buf) < n {
+		k := min(n-len(buf), readStep)
+		buf = slices.Grow(buf, k)
+		m, err := io.ReadFull(r, buf[len(buf):len(buf)+k])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// LoadFrom replaces the cache's content with the entries of a snapshot
+// written by SaveTo (by this or another cache, whatever its options). It
+// reads the whole snapshot and builds the new content aside before it
+// swaps it in, so while it runs the cache keeps serving its old content
+// and memory may reach twice the budget; writes made to the cache while
+// LoadFrom runs are lost.
+//
+// Entries that have expired, and entries too large for this cache's
+// options, are skipped; if the snapshot holds more than the budget, the
+// oldest entries of each shard are evicted as by Set. The counters of
+// Stats keep their values.
+//
+// If the snapshot is malformed, truncated or fails a checksum, LoadFrom
+// returns an error wrapping ErrCorrupt and the cache is unchanged; it
+// returns other read errors as they are (also leaving the cache
+// unchanged), and ErrClosed after Close.
+func (c *Cache) LoadFrom(r io.Reader) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	var hdr [snapHeaderLen]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return readErr(err, "header")
+	}
+	if string(hdr[:8]) != snapMagic {
+		return corrupt("not a bytecache snapshot")
+	}
+	if crc32.Checksum(hdr[:16], castagnoli) != binary.LittleEndian.Uint32(hdr[16:]) {
+		return corrupt("header checksum mismatch")
+	}
+	if v, f := binary.LittleEndian.Uint32(hdr[8:]), binary.LittleEndian.Uint32(hdr[12:]); v != snapVersion || f != 0 {
+		return corrupt("unsupported snapshot version %d (flags %#x)", v, f)
+	}
+
+	stores := make([]store, len(c.shards))
+	for i := range stores {
+		stores[i] = c.newStore()
+	}
+	now := lazyNow{fn: c.nowNano}
+	now.get()
+	var (
+		payload []byte
+		total   uint64
+	)
+	for block := 0; ; block++ {
+		var bh [blockHeaderLen]byte
+		if _, err := io.ReadFull(r, bh[:]); err != nil {
+			return readErr(err, fmt.Sprintf("block %d header", block))
+		}
+		length := binary.LittleEndian.Uint32(bh[0:])
+		count := binary.LittleEndian.Uint32(bh[4:])
+		var err error
+		if payload, err = readN(r, payload, int(length)); err != nil {
+			return readErr(err, fmt.Sprintf("block %d", block))
+		}
+		sum := crc32.Update(crc32.Checksum(bh[:8], castagnoli), castagnoli, payload)
+		if sum != binary.LittleEndian.Uint32(bh[8:]) {
+			return corrupt("block %d checksum mismatch", block)
+		}
+		if length == 0 {
+			if uint64(count) != total {
+				return corrupt("end block counts %d entries, blocks held %d", count, total)
+			}
+			break
+		}
+		n, err := c.loadBlock(stores, payload, &now)
+		if err != nil {
+			return corrupt("block %d: %v", block, err)
+		}
+		if n != int(count) {
+			return corrupt("block %d holds %d entries, its header says %d", block, n, count)
+		}
+		total += uint64(n)
+	}
+
+	for i := range c.shards {
+		c.shards[i].mu.Lock()
+	}
+	defer func() {
+		for i := range c.shards {
+			c.shards[i].mu.Unlock()
+		}
+	}()
+	if c.closed.Load() {
+		return ErrClosed
+	}
+	for i := range c.shards {
+		old, ns := &c.shards[i].st, &stores[i]
+		// Keep positions growing (for iterations in progress) and the
+		// counters of Stats.
+		ns.head += old.head
+		ns.tail += old.head
+		ns.st = old.st
+		*old = *ns
+	}
+	return nil
+}
+
+// loadBlock parses a block's payload and stores its entries in stores. It
+// returns the number of entries parsed.
+func (c *Cache) loadBlock(stores []store, b []byte, now *lazyNow) (int, error) {
+	n := 0
+	for len(b) > 0 {
+		h, ok := decodeHeader(b)
+		if !ok {
+			return n, errors.New("malformed entry header")
+		}
+		if h.size() > len(b) {
+			return n, fmt.Errorf("entry of %d bytes overruns the block", h.size())
+		}
+		key := b[h.hdrLen : h.hdrLen+h.keyLen]
+		value := b[h.hdrLen+h.keyLen : h.size()]
+		b = b[h.size():]
+		n++
+		if h.expired(now.get()) || h.keyLen > c.cf.maxKey || h.valLen > c.cf.maxValue ||
+			h.size() > int(c.cf.ringSize) {
+			continue
+		}
+		hv := c.hash.sum(key)
+		stores[hv>>c.shift].set(key, value, uint32(hv), h.exp, h.hasExp, now)
+	}
+	return n, nil
+}
+
+// SaveToFile writes a snapshot to the file at path atomically: to a
+// temporary file in the same directory (mode 0600), synced, then renamed
+// over path. On error path is left as it was.
+func (c *Cache) SaveToFile(path string) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err = c.SaveTo(bw); err != nil {
+		return err
+	}
+	if err = bw.Flush(); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// LoadFromFile is LoadFrom reading the file at path.
+func (c *Cache) LoadFromFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return c.LoadFrom(bufio.NewReaderSize(f, 1<<20))
+}
