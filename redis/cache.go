@@ -1,0 +1,473 @@
+package redis
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cachekit/cachekit"
+	"github.com/cachekit/cachekit/loading"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+var (
+	// ErrUnavailable is returned by Set and Delete when the circuit
+	// breaker is open: Redis failed repeatedly and is not called for now.
+	// L1 was changed all the same.
+	ErrUnavailable = errors.New("redis: Redis unavailable (circuit breaker open)")
+
+	// ErrIncompatible is wrapped by the errors logged for values in Redis
+	// that this cache cannot decode (another fingerprint, not an envelope
+	// of ours, or a codec error). Such a value is a miss.
+	ErrIncompatible = errors.New("redis: incompatible value in Redis")
+)
+
+// Cache is a two-tier cache of values of type V under string keys: L1 in
+// process, L2 in Redis, then the Loader. See the package documentation for
+// the contract.
+//
+// All methods are safe for concurrent use. A Cache must not be copied; use
+// the pointer New returns, and Close it when done.
+type Cache[V any] struct {
+	l1      *loading.Cache[string, V]
+	client  goredis.UniversalClient
+	loader  loading.Loader[string, V]
+	codec   Codec[V]
+	fp      uint64
+	prefix  string
+	channel string
+	sharded bool
+	id      string // this instance's id, carried by its invalidations
+
+	ttl, timeout, tombstoneTTL, degradedTTL time.Duration
+	healthCheck, resubscribeDelay           time.Duration
+	clock                                   cachekit.Clock
+
+	brk   *breaker
+	cas   *goredis.Script
+	queue chan write
+	log   *slog.Logger
+	logs  logLimiter
+
+	subscribed atomic.Bool
+	st         counters
+
+	life      context.Context
+	endLife   context.CancelFunc
+	psMu      sync.Mutex // guards ps and closed
+	ps        *goredis.PubSub
+	closed    bool
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// write is a loaded value waiting to be written to Redis.
+type write struct {
+	key   string // Redis key
+	data  []byte // envelope
+	token string // what the load read: the compare-and-set token
+	born  time.Time
+}
+
+// New returns a Cache configured by opts, subscribed (in the background) to
+// the invalidations of its prefix, or an error wrapping ErrInvalidOptions.
+func New[V any](opts Options[V]) (*Cache[V], error) {
+	if err := opts.resolve(); err != nil {
+		return nil, err
+	}
+	var idb [8]byte
+	_, _ = rand.Read(idb[:])
+	c := &Cache[V]{
+		client:           opts.Client,
+		loader:           opts.Loader,
+		codec:            opts.Codec,
+		fp:               fingerprint(opts.Codec, opts.Version),
+		prefix:           opts.Prefix,
+		channel:          opts.Prefix + "invalidate",
+		id:               hex.EncodeToString(idb[:]),
+		ttl:              opts.TTL,
+		timeout:          opts.Timeout,
+		tombstoneTTL:     opts.TombstoneTTL,
+		degradedTTL:      opts.DegradedTTL,
+		healthCheck:      opts.HealthCheck,
+		resubscribeDelay: opts.ResubscribeDelay,
+		clock:            opts.Clock,
+		cas:              goredis.NewScript(casScript),
+		queue:            make(chan write, opts.WriteQueue),
+		log:              opts.Logger.With("cache", opts.Prefix),
+	}
+	switch opts.Sharded {
+	case ShardedAuto:
+		_, c.sharded = opts.Client.(*goredis.ClusterClient)
+	case ShardedOn:
+		c.sharded = true
+	}
+	c.brk = newBreaker(opts.BreakerFailures, opts.BreakerOpenFor, opts.Clock, func(from, to BreakerState) {
+		c.log.Warn("redis: circuit breaker", "from", from.String(), "to", to.String())
+	})
+	local := opts.Local
+	local.Loader = loading.LoaderFunc[string, V](c.load)
+	l1, err := loading.New(local)
+	if err != nil {
+		return nil, fmt.Errorf("redis: %w", err)
+	}
+	c.l1 = l1
+	c.life, c.endLife = context.WithCancel(context.Background())
+	c.wg.Add(1 + opts.Writers)
+	go c.subscribeLoop()
+	for range opts.Writers {
+		go c.writeLoop()
+	}
+	return c, nil
+}
+
+// ID returns the instance id that this Cache's invalidations carry.
+func (c *Cache[V]) ID() string { return c.id }
+
+func (c *Cache[V]) now() time.Time {
+	if c.clock != nil {
+		return c.clock.Now()
+	}
+	return time.Now()
+}
+
+// Get returns key's value from L1, or else loads it once (however many
+// callers ask at the same time) from Redis or, on a miss there, from the
+// Loader. Its results are those of loading.Cache.Get: a stale value comes
+// with an error wrapping loading.ErrStale (with Local.MaxStale), a loader's
+// failure or not-found answer is returned (and remembered for
+// Local.ErrorTTL or Local.NotFoundTTL), ctx ending returns ctx.Err() while
+// the load goes on. An L1 hit sends nothing to Redis.
+func (c *Cache[V]) Get(ctx context.Context, key string) (V, error) {
+	return c.l1.Get(ctx, key)
+}
+
+// Set stores value for key in L1 and in Redis (with Options.TTL), and
+// publishes an invalidation so that other instances drop the key from
+// their L1. A load of key in flight when Set is called (here or in another
+// instance) does not overwrite it in either tier. If value cannot be
+// encoded, Set returns the codec's error and changes nothing. If Redis
+// fails, L1 holds the new value but the error is returned: Redis and the
+// other instances may still serve the old one.
+func (c *Cache[V]) Set(ctx context.Context, key string, value V) error {
+	env, err := c.encode(value)
+	if err != nil {
+		return fmt.Errorf("redis: encoding the value of %q: %w", key, err)
+	}
+	c.l1.Set(key, value)
+	return c.writeAndPublish(ctx, key, env, c.ttl)
+}
+
+// Delete removes key from L1 and from Redis (leaving a tombstone there for
+// Options.TombstoneTTL) and publishes an invalidation. A load of key in
+// flight when Delete is called (here or in another instance) stores its
+// result in neither tier. If Redis fails, the error is returned; the key
+// is gone from this instance's L1 all the same.
+func (c *Cache[V]) Delete(ctx context.Context, key string) error {
+	c.l1.Delete(key)
+	return c.writeAndPublish(ctx, key, newEnvelope(kindTomb, mrand.Uint64(), 0, 0), c.tombstoneTTL)
+}
+
+// writeAndPublish writes env to key's Redis entry and publishes key's
+// invalidation, in one round trip.
+func (c *Cache[V]) writeAndPublish(ctx context.Context, key string, env []byte, ttl time.Duration) error {
+	if !c.brk.allow() {
+		c.st.l2Skipped.Add(1)
+		return ErrUnavailable
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	msg := c.message(key)
+	pipe := c.client.Pipeline()
+	set := pipe.Set(cctx, c.prefix+key, env, ttl)
+	var pub *goredis.IntCmd
+	if c.sharded {
+		pub = pipe.SPublish(cctx, c.channel, msg)
+	} else {
+		pub = pipe.Publish(cctx, c.channel, msg)
+	}
+	_, _ = pipe.Exec(cctx)
+	err := errors.Join(set.Err(), pub.Err())
+	c.report(ctx, err)
+	if set.Err() != nil {
+		c.st.l2WriteErrors.Add(1)
+		return fmt.Errorf("redis: writing %q: %w", key, set.Err())
+	}
+	c.st.l2Writes.Add(1)
+	if pub.Err() != nil {
+		return fmt.Errorf("redis: publishing the invalidation of %q: %w", key, pub.Err())
+	}
+	c.st.sent.Add(1)
+	return nil
+}
+
+// report tells the breaker how a Redis call went. A call that ended because
+// ctx (the caller's) ended tells nothing; a reply from the server counts as
+// success unless it says the server cannot serve (LOADING, CLUSTERDOWN,
+// MASTERDOWN, TRYAGAIN, READONLY).
+func (c *Cache[V]) report(ctx context.Context, err error) {
+	switch {
+	case err == nil || errors.Is(err, goredis.Nil):
+		c.brk.success()
+	case ctx.Err() != nil:
+		c.brk.neutral()
+	case isServerReply(err) && !unavailableReply(err):
+		c.brk.success()
+	default:
+		c.brk.failure()
+	}
+}
+
+func isServerReply(err error) bool {
+	var re goredis.Error
+	return errors.As(err, &re)
+}
+
+func unavailableReply(err error) bool {
+	for _, p := range []string{"LOADING", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN", "READONLY"} {
+		if strings.HasPrefix(err.Error(), p) {
+			return true
+		}
+	}
+	return false
+}
+
+// l2 is what a read of Redis found.
+type l2 uint8
+
+const (
+	l2Found       l2 = iota // an entry (value, tombstone or foreign bytes)
+	l2Absent                // no key
+	l2Unavailable           // no answer: error, timeout, breaker open
+)
+
+// read reads key's Redis entry and its remaining TTL (negative: none) in one
+// round trip.
+func (c *Cache[V]) read(ctx context.Context, rkey string) (entry, time.Duration, l2) {
+	if !c.brk.allow() {
+		c.st.l2Skipped.Add(1)
+		return entry{}, 0, l2Unavailable
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	start := time.Now()
+	pipe := c.client.Pipeline()
+	get := pipe.Get(cctx, rkey)
+	pttl := pipe.PTTL(cctx, rkey)
+	_, _ = pipe.Exec(cctx)
+	c.st.observeRead(time.Since(start))
+	err := get.Err()
+	if err == nil {
+		err = pttl.Err()
+	}
+	c.report(ctx, err)
+	switch {
+	case errors.Is(err, goredis.Nil):
+		return entry{token: absentToken}, 0, l2Absent
+	case err != nil && isServerReply(err) && !unavailableReply(err):
+		// WRONGTYPE and the like: the key holds something not ours.
+		c.st.l2Incompatible.Add(1)
+		c.logs.log(c.log, "incompatible", "redis: unreadable key", "key", rkey, "err", err)
+		return entry{}, 0, l2Unavailable
+	case err != nil:
+		c.st.l2Errors.Add(1)
+		c.logs.log(c.log, "read", "redis: read failed", "key", rkey, "err", err)
+		return entry{}, 0, l2Unavailable
+	}
+	ttl := pttl.Val()
+	switch {
+	case ttl == -1: // no expiry
+		ttl = -1
+	case ttl < 0: // gone since the GET
+		ttl = 0
+	}
+	return parseEntry(get.Val()), ttl, l2Found
+}
+
+// load is L1's loader: Redis first, then the source.
+func (c *Cache[V]) load(ctx context.Context, key string) (V, error) {
+	born := c.now()
+	if !c.subscribed.Load() {
+		// Invalidations may be missed: keep what we load only briefly.
+		loading.LimitTTL(ctx, c.degradedTTL)
+	}
+	rkey := c.prefix + key
+	e, ttl, found := c.read(ctx, rkey)
+	switch {
+	case found == l2Found && e.kind == kindValue:
+		v, err := c.decode(e)
+		if err == nil {
+			c.st.l2Hits.Add(1)
+			if ttl >= 0 {
+				loading.LimitTTL(ctx, ttl)
+			}
+			return v, nil
+		}
+		c.st.l2Incompatible.Add(1)
+		c.logs.log(c.log, "incompatible", "redis: incompatible value", "key", rkey, "err", err)
+	case found == l2Found && e.kind == 0:
+		c.st.l2Incompatible.Add(1)
+		c.logs.log(c.log, "incompatible", "redis: incompatible value", "key", rkey, "err", ErrIncompatible)
+	case found != l2Unavailable:
+		c.st.l2Misses.Add(1)
+	}
+	c.st.loads.Add(1)
+	v, err := c.loader.Load(ctx, key)
+	if err != nil {
+		if !errors.Is(err, loading.ErrNotFound) {
+			c.st.loadErrors.Add(1)
+		}
+		return v, err
+	}
+	if found != l2Unavailable {
+		c.enqueue(rkey, v, e.token, born)
+	}
+	return v, nil
+}
+
+// decode decodes a value entry, never panicking.
+func (c *Cache[V]) decode(e entry) (v V, err error) {
+	if e.fp != c.fp {
+		return v, fmt.Errorf("%w: fingerprint %016x, want %016x", ErrIncompatible, e.fp, c.fp)
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%w: the codec panicked: %v", ErrIncompatible, r)
+		}
+	}()
+	v, err = c.codec.Decode(e.payload)
+	if err != nil {
+		err = fmt.Errorf("%w: %w", ErrIncompatible, err)
+	}
+	return v, err
+}
+
+// encode returns value's envelope, never panicking.
+func (c *Cache[V]) encode(value V) (env []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the codec panicked: %v", r)
+		}
+	}()
+	return c.codec.Append(newEnvelope(kindValue, mrand.Uint64(), c.fp, 64), value)
+}
+
+// enqueue queues the write of a loaded value to Redis, or drops it if the
+// queue is full.
+func (c *Cache[V]) enqueue(rkey string, v V, token string, born time.Time) {
+	env, err := c.encode(v)
+	if err != nil {
+		c.st.l2WriteErrors.Add(1)
+		c.logs.log(c.log, "write", "redis: encoding failed", "key", rkey, "err", err)
+		return
+	}
+	select {
+	case c.queue <- write{key: rkey, data: env, token: token, born: born}:
+	default:
+		c.st.l2WritesDropped.Add(1)
+		c.logs.log(c.log, "drop", "redis: write queue full, write dropped", "key", rkey)
+	}
+}
+
+// writeLoop writes queued values to Redis until Close.
+func (c *Cache[V]) writeLoop() {
+	defer c.wg.Done()
+	for {
+		select {
+		case <-c.life.Done():
+			return
+		case w := <-c.queue:
+			c.writeLoaded(w)
+		}
+	}
+}
+
+// writeLoaded writes a loaded value to Redis if its key still holds what
+// the load read there.
+func (c *Cache[V]) writeLoaded(w write) {
+	// A write older than this might have read the key before a Delete
+	// whose tombstone has expired since: drop it.
+	if c.now().Sub(w.born) > c.tombstoneTTL-2*c.timeout {
+		c.st.l2WritesDropped.Add(1)
+		return
+	}
+	if !c.brk.allow() {
+		c.st.l2WritesDropped.Add(1)
+		return
+	}
+	ctx, cancel := context.WithTimeout(c.life, c.timeout)
+	defer cancel()
+	n, err := c.cas.Run(ctx, c.client, []string{w.key}, w.token, w.data, c.ttl.Milliseconds()).Int()
+	c.report(c.life, err)
+	switch {
+	case err != nil:
+		c.st.l2WriteErrors.Add(1)
+		c.logs.log(c.log, "write", "redis: write failed, dropped", "key", w.key, "err", err)
+	case n == 0:
+		c.st.l2WritesRejected.Add(1)
+	default:
+		c.st.l2Writes.Add(1)
+	}
+}
+
+// Close stops the subscription and the writers (queued writes are dropped
+// and counted), then closes L1 (waiting for its loads). Get then returns
+// loading.ErrClosed. The Redis client stays open. Close is idempotent.
+func (c *Cache[V]) Close() {
+	c.closeOnce.Do(func() {
+		c.l1.Close()
+		c.endLife()
+		c.psMu.Lock()
+		c.closed = true
+		if c.ps != nil {
+			_ = c.ps.Close()
+		}
+		c.psMu.Unlock()
+		c.wg.Wait()
+		for {
+			select {
+			case <-c.queue:
+				c.st.l2WritesDropped.Add(1)
+				continue
+			default:
+			}
+			break
+		}
+	})
+}
+
+// logLimiter lets through at most one log line per kind per second.
+type logLimiter struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+	skip map[string]int
+}
+
+func (l *logLimiter) log(lg *slog.Logger, kind, msg string, args ...any) {
+	now := time.Now()
+	l.mu.Lock()
+	if l.last == nil {
+		l.last, l.skip = map[string]time.Time{}, map[string]int{}
+	}
+	if now.Sub(l.last[kind]) < time.Second {
+		l.skip[kind]++
+		l.mu.Unlock()
+		return
+	}
+	l.last[kind] = now
+	skipped := l.skip[kind]
+	l.skip[kind] = 0
+	l.mu.Unlock()
+	if skipped > 0 {
+		args = append(args, "suppressed", skipped)
+	}
+	lg.Warn(msg, args...)
+}

@@ -1,0 +1,58 @@
+// Package redis is a two-tier cache: an in-process L1 (a loading.Cache of
+// the cachekit module) in front of a shared L2 in Redis, in front of the
+// source that a Loader reads. Hot keys are answered from process memory
+// without a network round trip; the long tail is shared by every instance
+// through Redis; the source sees at most one load per key per instance at a
+// time.
+//
+// The package is named after its directory, as Go packages are; programs
+// that also import the go-redis client (whose package is named redis too)
+// import one of them under another name. The examples and this package use
+// goredis for github.com/redis/go-redis/v9.
+//
+// # Reads
+//
+// Get answers from L1 when it can, with no Redis command at all. On an L1
+// miss one load of the key starts (later callers wait for it, as in
+// loading.Cache): it reads the key from Redis (GET and PTTL in one round
+// trip); a hit fills L1 with a TTL no longer than the entry's remaining TTL
+// in Redis; a miss calls the Loader and fills both tiers, L2 asynchronously.
+// A value in Redis that this cache cannot decode (written by another
+// version of the program, or by someone else) is a miss, counted in
+// Stats.L2Incompatible, never a panic.
+//
+// # Writes and invalidation
+//
+// Set and Delete change both tiers and publish an invalidation on a Redis
+// Pub/Sub channel (a sharded channel, SPUBLISH/SSUBSCRIBE, on a Redis
+// Cluster). Every instance subscribes; an instance drops the key from its
+// L1 when another instance's message arrives, and ignores its own messages.
+// Delete leaves a tombstone in Redis rather than removing the key, and a
+// load writes its result to Redis only if the key has not changed since the
+// load read it (a compare-and-set in a Lua script): a load that raced a Set
+// or Delete, here or in another instance, never puts an old value back.
+//
+// If the subscription is lost, L1 is flushed at once (invalidations may be
+// missed from then on), values loaded meanwhile live in L1 for at most
+// Options.DegradedTTL, and the subscription is re-established in the
+// background; L1 is flushed again when it is.
+//
+// # Faults
+//
+// Redis is an optimisation, never a dependency of a read: every Redis call
+// has a deadline (Options.Timeout), a circuit breaker stops calling Redis
+// after consecutive failures and lets one probe through after a pause, and
+// a Redis error counts as a miss: the key is loaded from the source (or,
+// with Local.MaxStale, a stale L1 value is served while it reloads). Writes
+// of loaded values to Redis are queued (a bounded queue); a write that
+// fails or finds the queue full is counted, logged and dropped. An L1 hit
+// never touches Redis, the breaker or a lock that a Redis call holds, so a
+// Redis that is down or hangs never delays it.
+//
+// # Concurrency and goroutines
+//
+// Every method of Cache is safe for concurrent use. A Cache runs one
+// goroutine for its subscription and Options.Writers for queued writes,
+// besides the loads of its L1; Close stops them all and waits for them. The
+// Redis client belongs to the caller: Close does not close it.
+package redis

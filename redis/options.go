@@ -1,0 +1,254 @@
+package redis
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cachekit/cachekit"
+	"github.com/cachekit/cachekit/loading"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Defaults of the options whose zero value means "the default".
+const (
+	DefaultPrefix           = "cachekit:"
+	DefaultTTL              = 10 * time.Minute
+	DefaultLocalTTL         = 30 * time.Second
+	DefaultTimeout          = 100 * time.Millisecond
+	DefaultTombstoneTTL     = time.Minute
+	DefaultDegradedTTL      = 5 * time.Second
+	DefaultBreakerFailures  = 5
+	DefaultBreakerOpenFor   = time.Second
+	DefaultWriteQueue       = 1024
+	DefaultWriters          = 2
+	DefaultHealthCheck      = 5 * time.Second
+	DefaultResubscribeDelay = 100 * time.Millisecond
+)
+
+// Options configures a Cache. Client and Loader are required; every other
+// field has a usable zero value.
+type Options[V any] struct {
+	// Client is the Redis client: a *goredis.Client (a single Redis, or
+	// Sentinel through goredis.NewFailoverClient), a *goredis.ClusterClient
+	// or anything else that implements goredis.UniversalClient. It must
+	// honour context deadlines: for the go-redis clients New checks that
+	// ContextTimeoutEnabled is set (ClientDefaults sets it). The Cache
+	// does not close it. Required.
+	Client goredis.UniversalClient
+
+	// Loader loads a key from the source on a miss in both tiers. It may
+	// return loading.ErrNotFound (remembered in L1 for
+	// Local.NotFoundTTL, not written to Redis). Required.
+	Loader loading.Loader[string, V]
+
+	// Local configures L1, as loading.Options: its bound (MaxEntries or
+	// MaxWeight), TTL, TTLJitter, RefreshAfter, MaxStale, ErrorTTL,
+	// NotFoundTTL, LoadTimeout, MaxConcurrentRefreshes. Its Loader and
+	// BulkLoader must be nil (the Cache sets its own). Local.TTL zero
+	// means DefaultLocalTTL (30s) or TTL if shorter; it must not exceed
+	// TTL. Local.Clock nil means Clock.
+	Local loading.Options[string, V]
+
+	// Codec encodes values for Redis. Default nil: DefaultCodec[V]().
+	Codec Codec[V]
+
+	// Version is mixed into the fingerprint stored with every value: bump
+	// it when V keeps its shape but changes meaning, and values written by
+	// the old program become misses for the new one. Default "".
+	Version string
+
+	// Prefix is prepended to every key in Redis, and names the
+	// invalidation channel (Prefix + "invalidate"). Caches of different
+	// value types must use different prefixes. Default DefaultPrefix.
+	Prefix string
+
+	// TTL is the time to live of values in Redis. Default DefaultTTL
+	// (10 minutes); negative values are invalid.
+	TTL time.Duration
+
+	// Timeout bounds every Redis call (each read, write, publish), well
+	// inside a request's budget. Default DefaultTimeout (100ms).
+	Timeout time.Duration
+
+	// TombstoneTTL is how long a Delete's tombstone stays in Redis. A
+	// load's write to Redis that is older than TombstoneTTL minus Timeout
+	// when its turn comes is dropped, so a tombstone always outlives the
+	// loads it must stop. Default DefaultTombstoneTTL (1 minute); it must
+	// be more than twice Timeout.
+	TombstoneTTL time.Duration
+
+	// DegradedTTL bounds the L1 lifetime of values loaded while the
+	// invalidation subscription is down (they may miss invalidations).
+	// Default DefaultDegradedTTL (5s).
+	DegradedTTL time.Duration
+
+	// BreakerFailures is the number of consecutive failed Redis calls
+	// that opens the circuit breaker. Default DefaultBreakerFailures (5).
+	BreakerFailures int
+
+	// BreakerOpenFor is how long the breaker stays open before it lets
+	// one probe call through (half-open). Default DefaultBreakerOpenFor
+	// (1s).
+	BreakerOpenFor time.Duration
+
+	// WriteQueue is the capacity of the queue of Redis writes of loaded
+	// values; a write that finds it full is dropped and counted.
+	// Default DefaultWriteQueue (1024).
+	WriteQueue int
+
+	// Writers is the number of goroutines that drain the write queue.
+	// Default DefaultWriters (2).
+	Writers int
+
+	// HealthCheck is how long the subscription may stay silent before the
+	// Cache pings it; a ping unanswered for as long again means the
+	// subscription is lost. Default DefaultHealthCheck (5s).
+	HealthCheck time.Duration
+
+	// ResubscribeDelay is the first pause before subscribing again after
+	// the subscription is lost; it doubles on each failed attempt, up to
+	// 32 times. Default DefaultResubscribeDelay (100ms).
+	ResubscribeDelay time.Duration
+
+	// Sharded chooses sharded Pub/Sub (SSUBSCRIBE, SPUBLISH) for
+	// invalidations: ShardedAuto (the default) uses it with a
+	// *goredis.ClusterClient, where plain Pub/Sub would copy every message
+	// to every node.
+	Sharded Sharding
+
+	// Logger receives failed Redis writes, lost subscriptions and breaker
+	// changes (at most one line per kind per second). Default nil:
+	// slog.Default().
+	Logger *slog.Logger
+
+	// Clock is the time source of the breaker and of write ages, and of L1
+	// unless Local.Clock is set. Default nil: the system clock.
+	Clock cachekit.Clock
+}
+
+// Sharding selects plain or sharded Pub/Sub for invalidations.
+type Sharding uint8
+
+const (
+	ShardedAuto Sharding = iota // sharded with a *goredis.ClusterClient, plain otherwise
+	ShardedOn                   // always SSUBSCRIBE/SPUBLISH (Redis 7 or later)
+	ShardedOff                  // always SUBSCRIBE/PUBLISH
+)
+
+// ErrInvalidOptions is wrapped by every error that New returns for bad
+// options (it is cachekit.ErrInvalidOptions).
+var ErrInvalidOptions = cachekit.ErrInvalidOptions
+
+// ClientDefaults fills in the go-redis options that a cache tier needs, for
+// fields left at their zero values: ContextTimeoutEnabled (always set, so
+// that Options.Timeout bounds each call), one retry at most (MaxRetries 1),
+// and 1s dial, read, write and pool timeouts. It returns o.
+func ClientDefaults(o *goredis.UniversalOptions) *goredis.UniversalOptions {
+	o.ContextTimeoutEnabled = true
+	if o.MaxRetries == 0 {
+		o.MaxRetries = 1
+	}
+	for _, d := range []*time.Duration{&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout} {
+		if *d == 0 {
+			*d = time.Second
+		}
+	}
+	return o
+}
+
+// checkClient refuses a go-redis client that would let a call outlive its
+// context's deadline.
+func checkClient(c goredis.UniversalClient) error {
+	var enabled bool
+	switch cl := c.(type) {
+	case *goredis.Client:
+		enabled = cl.Options().ContextTimeoutEnabled
+	case *goredis.ClusterClient:
+		enabled = cl.Options().ContextTimeoutEnabled
+	case *goredis.Ring:
+		enabled = cl.Options().ContextTimeoutEnabled
+	default:
+		return nil
+	}
+	if !enabled {
+		return errors.New("the client must be created with ContextTimeoutEnabled (see ClientDefaults), or a hanging Redis would hold calls past Options.Timeout")
+	}
+	return nil
+}
+
+// resolved is Options with defaults filled in.
+func (o *Options[V]) resolve() error {
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("redis: %w: "+format, append([]any{ErrInvalidOptions}, args...)...)
+	}
+	if o.Client == nil {
+		return bad("Client is required")
+	}
+	if o.Loader == nil {
+		return bad("Loader is required")
+	}
+	if o.Local.Loader != nil || o.Local.BulkLoader != nil {
+		return bad("Local.Loader and Local.BulkLoader must be nil (use Loader)")
+	}
+	if err := checkClient(o.Client); err != nil {
+		return bad("%v", err)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"TTL", o.TTL}, {"Timeout", o.Timeout}, {"TombstoneTTL", o.TombstoneTTL}, {"DegradedTTL", o.DegradedTTL},
+		{"BreakerOpenFor", o.BreakerOpenFor}, {"HealthCheck", o.HealthCheck}, {"ResubscribeDelay", o.ResubscribeDelay}} {
+		if d.v < 0 {
+			return bad("%s is negative (%v)", d.name, d.v)
+		}
+	}
+	if o.BreakerFailures < 0 || o.WriteQueue < 0 || o.Writers < 0 {
+		return bad("BreakerFailures, WriteQueue and Writers must not be negative")
+	}
+	if o.Sharded > ShardedOff {
+		return bad("unknown Sharded value %d", o.Sharded)
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&o.TTL, DefaultTTL)
+	def(&o.Timeout, DefaultTimeout)
+	def(&o.TombstoneTTL, DefaultTombstoneTTL)
+	def(&o.DegradedTTL, DefaultDegradedTTL)
+	def(&o.BreakerOpenFor, DefaultBreakerOpenFor)
+	def(&o.HealthCheck, DefaultHealthCheck)
+	def(&o.ResubscribeDelay, DefaultResubscribeDelay)
+	def(&o.Local.TTL, min(DefaultLocalTTL, o.TTL))
+	if o.Local.TTL > o.TTL {
+		return bad("Local.TTL (%v) exceeds TTL (%v)", o.Local.TTL, o.TTL)
+	}
+	if o.TombstoneTTL <= 2*o.Timeout {
+		return bad("TombstoneTTL (%v) must be more than twice Timeout (%v)", o.TombstoneTTL, o.Timeout)
+	}
+	if o.BreakerFailures == 0 {
+		o.BreakerFailures = DefaultBreakerFailures
+	}
+	if o.WriteQueue == 0 {
+		o.WriteQueue = DefaultWriteQueue
+	}
+	if o.Writers == 0 {
+		o.Writers = DefaultWriters
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.Codec == nil {
+		o.Codec = DefaultCodec[V]()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Local.Clock == nil {
+		o.Local.Clock = o.Clock
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package redis
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/cachekit/cachekit/loading"
+)
+
+type counters struct {
+	l2Hits, l2Misses, l2Incompatible, l2Errors, l2Skipped atomic.Uint64
+	l2Reads, l2ReadNanos, l2ReadMax                       atomic.Uint64
+	l2Writes, l2WritesRejected, l2WriteErrors             atomic.Uint64
+	l2WritesDropped                                       atomic.Uint64
+	loads, loadErrors                                     atomic.Uint64
+	sent, received, ignored, badMessages                  atomic.Uint64
+	lagNanos, lagMax                                      atomic.Uint64
+	subscriptions, losses, flushes                        atomic.Uint64
+}
+
+func (s *counters) observeRead(d time.Duration) {
+	s.l2Reads.Add(1)
+	s.l2ReadNanos.Add(uint64(max(d, 0)))
+	maxStore(&s.l2ReadMax, uint64(max(d, 0)))
+}
+
+func (s *counters) observeLag(d time.Duration) {
+	s.lagNanos.Add(uint64(max(d, 0)))
+	maxStore(&s.lagMax, uint64(max(d, 0)))
+}
+
+func maxStore(a *atomic.Uint64, v uint64) {
+	for {
+		cur := a.Load()
+		if v <= cur || a.CompareAndSwap(cur, v) {
+			return
+		}
+	}
+}
+
+// Stats is a snapshot of a Cache's counters since it was created, read one
+// at a time (not atomically together).
+type Stats struct {
+	// L1Hits are Gets answered by L1 (fresh or stale values); Local has
+	// L1's full statistics (its Loads are the loads of this Cache: one
+	// Redis read each, then perhaps one Loader call).
+	L1Hits uint64
+	Local  loading.Stats
+
+	// L2Hits are L1 misses answered by Redis. L2Misses found no value
+	// there (no key, or a tombstone); L2Incompatible found one this cache
+	// cannot decode (counted as a miss too). L2Errors are reads that
+	// failed (timeout, network, unavailable server); L2Skipped are Redis
+	// calls not made because the circuit breaker was open.
+	L2Hits, L2Misses, L2Incompatible, L2Errors, L2Skipped uint64
+	// L2Reads counts read round trips; L2ReadTime is their total
+	// duration (L2ReadTime / L2Reads is the mean), L2ReadMax the longest.
+	L2Reads               uint64
+	L2ReadTime, L2ReadMax time.Duration
+
+	// L2Writes are writes to Redis that succeeded (Set, Delete, loaded
+	// values). L2WritesRejected are writes of loaded values that lost
+	// their compare-and-set (the key changed while loading: by design).
+	// L2WriteErrors failed; L2WritesDropped were not attempted (queue
+	// full, breaker open, too old, Close).
+	L2Writes, L2WritesRejected, L2WriteErrors, L2WritesDropped uint64
+
+	// Misses are lookups that reached the Loader (Loads calls to it), and
+	// LoadErrors those that failed (not counting not-found answers).
+	Loads, LoadErrors uint64
+
+	// Breaker is the circuit breaker's state; BreakerOpens counts how often
+	// it opened.
+	Breaker      BreakerState
+	BreakerOpens uint64
+
+	// InvalidationsSent are invalidations this instance published;
+	// InvalidationsReceived those of other instances applied to L1;
+	// InvalidationsIgnored its own, received back; BadMessages malformed
+	// messages ignored. InvalidationLag is the total delay between
+	// sending and applying the received ones (by the wall clocks of
+	// sender and receiver), InvalidationLagMax the longest.
+	InvalidationsSent, InvalidationsReceived, InvalidationsIgnored, BadMessages uint64
+	InvalidationLag, InvalidationLagMax                                         time.Duration
+
+	// Subscribed tells whether the invalidation subscription is up now.
+	// Subscriptions counts confirmed subscriptions, SubscriptionLosses the
+	// times one broke, Flushes the times L1 was emptied for it.
+	Subscribed                                 bool
+	Subscriptions, SubscriptionLosses, Flushes uint64
+}
+
+// Stats returns the Cache's counters.
+func (c *Cache[V]) Stats() Stats {
+	s := &c.st
+	st := Stats{
+		Local:                 c.l1.Stats(),
+		L2Hits:                s.l2Hits.Load(),
+		L2Misses:              s.l2Misses.Load(),
+		L2Incompatible:        s.l2Incompatible.Load(),
+		L2Errors:              s.l2Errors.Load(),
+		L2Skipped:             s.l2Skipped.Load(),
+		L2Reads:               s.l2Reads.Load(),
+		L2ReadTime:            time.Duration(s.l2ReadNanos.Load()),
+		L2ReadMax:             time.Duration(s.l2ReadMax.Load()),
+		L2Writes:              s.l2Writes.Load(),
+		L2WritesRejected:      s.l2WritesRejected.Load(),
+		L2WriteErrors:         s.l2WriteErrors.Load(),
+		L2WritesDropped:       s.l2WritesDropped.Load(),
+		Loads:                 s.loads.Load(),
+		LoadErrors:            s.loadErrors.Load(),
+		Breaker:               c.brk.State(),
+		BreakerOpens:          c.brk.opens.Load(),
+		InvalidationsSent:     s.sent.Load(),
+		InvalidationsReceived: s.received.Load(),
+		InvalidationsIgnored:  s.ignored.Load(),
+		BadMessages:           s.badMessages.Load(),
+		InvalidationLag:       time.Duration(s.lagNanos.Load()),
+		InvalidationLagMax:    time.Duration(s.lagMax.Load()),
+		Subscribed:            c.subscribed.Load(),
+		Subscriptions:         s.subscriptions.Load(),
+		SubscriptionLosses:    s.losses.Load(),
+		Flushes:               s.flushes.Load(),
+	}
+	st.L1Hits = st.Local.Hits + st.Local.StaleHits
+	return st
+}
