@@ -175,6 +175,8 @@ type source struct {
 	total   atomic.Int64
 	gate    chan struct{}
 	started chan string
+	// firstGate keeps the gate given to newGatedSource.
+	firstGate chan struct{}
 }
 
 func newSource() *source {

@@ -1,0 +1,179 @@
+package redis
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// The bound within which another instance's L1 must drop a key after a Set
+// or Delete: Pub/Sub delivery on loopback takes well under a millisecond;
+// the bound leaves room for -race on a busy 2-core machine.
+const invalidationBound = 5 * time.Second
+
+// B's L1 drops a key within a bound after A updates or deletes it, and A
+// ignores its own messages (keeping its own new value in L1).
+func TestInvalidationAcrossInstances(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		ca, cntA := b.client(t)
+		cb, _ := b.client(t)
+		src := newSource()
+		src.set("k", "v1")
+		a := newTier(t, ca, src, nil)
+		bb := newTier(t, cb, src, nil)
+		waitSubscribed(t, a, bb)
+		mustGet(t, bb, "k", "v1") // B's L1 holds v1
+
+		// Update.
+		if err := a.Set(ctx, "k", "v2"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, invalidationBound, "B receives A's update", func() bool { return bb.Stats().InvalidationsReceived == 1 })
+		eventually(t, invalidationBound, "A receives its own message back", func() bool { return a.Stats().InvalidationsIgnored == 1 })
+		before := cntA.n.Load()
+		mustGet(t, a, "k", "v2") // A's own message did not drop its L1 entry
+		if n := cntA.n.Load() - before; n != 0 {
+			t.Fatalf("A's Get after its own Set sent %d commands; its L1 entry was dropped", n)
+		}
+		mustGet(t, bb, "k", "v2") // from Redis
+		if st := bb.Stats(); st.L2Hits != 1 {
+			t.Fatalf("B: %d L2 hits, want 1 (the update read from Redis)", st.L2Hits)
+		}
+
+		// Delete.
+		src.set("k", "v3")
+		if err := a.Delete(ctx, "k"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, invalidationBound, "B receives A's delete", func() bool { return bb.Stats().InvalidationsReceived == 2 })
+		mustGet(t, bb, "k", "v3") // from the source: Redis holds a tombstone
+		if n := src.count("k"); n != 2 {
+			t.Fatalf("the source was called %d times, want 2", n)
+		}
+		st := bb.Stats()
+		if st.InvalidationLagMax <= 0 || st.InvalidationLagMax > invalidationBound {
+			t.Fatalf("B's invalidation lag %v (max %v): want in (0, %v]", st.InvalidationLag, st.InvalidationLagMax, invalidationBound)
+		}
+		t.Logf("invalidation lag: mean %v, max %v", st.InvalidationLag/time.Duration(st.InvalidationsReceived), st.InvalidationLagMax)
+		if sa := a.Stats(); sa.InvalidationsSent != 2 || sa.InvalidationsReceived != 0 {
+			t.Fatalf("A sent %d, received %d invalidations; want 2, 0", sa.InvalidationsSent, sa.InvalidationsReceived)
+		}
+	})
+}
+
+// A load that races a Delete (in another instance, or in the same one)
+// neither stores its old value in L1 nor writes it to Redis.
+func TestLoadRacingDeleteDoesNotResurrect(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		for _, same := range []bool{false, true} {
+			name := "other instance deletes"
+			if same {
+				name = "same instance deletes"
+			}
+			t.Run(name, func(t *testing.T) {
+				ctx := context.Background()
+				ca, _ := b.client(t)
+				cb, _ := b.client(t)
+				src := newSource()
+				src.set("k", "old")
+				src.gate = make(chan struct{})
+				src.firstGate = src.gate
+				src.started = make(chan string, 1)
+				a := newTier(t, ca, src, nil)
+				bb := newTier(t, cb, src, nil)
+				waitSubscribed(t, a, bb)
+				deleter := a
+				if same {
+					deleter = bb
+				}
+
+				got := make(chan string, 1)
+				go func() {
+					v, err := bb.Get(ctx, "k")
+					if err != nil {
+						v = "error: " + err.Error()
+					}
+					got <- v
+				}()
+				<-src.started // B's load has read Redis (a miss) and the source ("old")
+				src.mu.Lock()
+				src.values["k"] = "new"
+				src.gate, src.started = nil, nil // later loads go straight through
+				src.mu.Unlock()
+				if err := deleter.Delete(ctx, "k"); err != nil {
+					t.Fatal(err)
+				}
+				if !same {
+					eventually(t, invalidationBound, "B receives the delete", func() bool { return bb.Stats().InvalidationsReceived == 1 })
+				}
+				close(gateOf(t, b, src)) // let the old load finish
+				if v := <-got; v != "old" {
+					t.Fatalf("the Get that started the load got %q, want old (its load's result)", v)
+				}
+				eventually(t, 10*time.Second, "B's write of the old value refused", func() bool { return bb.Stats().L2WritesRejected == 1 })
+				raw, ok := rawGet(t, cb, bb.prefix+"k")
+				if !ok || parseEntry(raw).kind != kindTomb {
+					t.Fatalf("Redis holds %q (present %v), want the tombstone", raw, ok)
+				}
+				mustGet(t, bb, "k", "new")
+				mustGet(t, a, "k", "new")
+			})
+		}
+	})
+}
+
+// gateOf returns the gate the first load is waiting on (saved before the
+// source's gate was cleared).
+func gateOf(t *testing.T, _ backend, src *source) chan struct{} {
+	t.Helper()
+	return src.firstGate
+}
+
+// Losing the subscription flushes L1; the subscription comes back by itself
+// and invalidations work again.
+func TestSubscriptionLost(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		ca, _ := b.client(t)
+		cb, _ := b.client(t)
+		src := newSource()
+		src.set("k", "v1")
+		a := newTier(t, ca, src, func(o *Options[string]) { o.ResubscribeDelay = 10 * time.Millisecond })
+		bb := newTier(t, cb, src, func(o *Options[string]) { o.ResubscribeDelay = 10 * time.Millisecond })
+		waitSubscribed(t, a, bb)
+		mustGet(t, bb, "k", "v1")
+		eventually(t, 10*time.Second, "the loaded value written to Redis", func() bool { return bb.Stats().L2Writes == 1 })
+		reads := bb.Stats().L2Reads
+
+		killed := 0
+		for _, addr := range b.nodes {
+			cl := goredis.NewClient(&goredis.Options{Addr: addr})
+			n, err := cl.ClientKillByFilter(ctx, "TYPE", "pubsub").Result()
+			_ = cl.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			killed += int(n)
+		}
+		if killed < 2 {
+			t.Fatalf("CLIENT KILL TYPE pubsub killed %d connections, want both instances'", killed)
+		}
+		eventually(t, 10*time.Second, "B notices the loss and subscribes again", func() bool {
+			st := bb.Stats()
+			return st.SubscriptionLosses == 1 && st.Subscribed && st.Subscriptions == 2
+		})
+		waitSubscribed(t, a)
+		mustGet(t, bb, "k", "v1")
+		if st := bb.Stats(); st.L2Reads != reads+1 {
+			t.Fatalf("B's Get after the loss made %d Redis reads, want 1 (L1 was flushed)", st.L2Reads-reads)
+		}
+		if err := a.Set(ctx, "k", "v2"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, invalidationBound, "B receives A's update after the reconnect", func() bool { return bb.Stats().InvalidationsReceived == 1 })
+		mustGet(t, bb, "k", "v2")
+	})
+}
