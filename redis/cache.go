@@ -58,6 +58,7 @@ type Cache[V any] struct {
 	logs  logLimiter
 
 	subscribed atomic.Bool
+	flushDue   time.Time // when L1 must be flushed after a loss; zero: not due. Subscriber goroutine only.
 	st         counters
 
 	life      context.Context
@@ -408,6 +409,8 @@ func (c *Cache[V]) writeLoaded(w write) {
 	n, err := c.cas.Run(ctx, c.client, []string{w.key}, w.token, w.data, c.ttl.Milliseconds()).Int()
 	c.report(c.life, err)
 	switch {
+	case err != nil && c.life.Err() != nil:
+		c.st.l2WritesDropped.Add(1) // Close
 	case err != nil:
 		c.st.l2WriteErrors.Add(1)
 		c.logs.log(c.log, "write", "redis: write failed, dropped", "key", w.key, "err", err)

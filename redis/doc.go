@@ -32,10 +32,11 @@
 // load read it (a compare-and-set in a Lua script): a load that raced a Set
 // or Delete, here or in another instance, never puts an old value back.
 //
-// If the subscription is lost, L1 is flushed at once (invalidations may be
-// missed from then on), values loaded meanwhile live in L1 for at most
-// Options.DegradedTTL, and the subscription is re-established in the
-// background; L1 is flushed again when it is.
+// If the subscription is lost, invalidations may be missed: L1's lifetimes
+// are cut to Options.DegradedTTL (entries cached before the loss are
+// flushed DegradedTTL after it, values loaded meanwhile live no longer),
+// and the subscription is re-established in the background; L1 is flushed
+// as soon as it is. So a Redis that goes down does not empty L1 at once.
 //
 // # Faults
 //

@@ -57,30 +57,56 @@ func (c *Cache[V]) onMessage(payload string) {
 }
 
 // subscribeLoop keeps this Cache subscribed to its invalidation channel
-// until Close: it subscribes, applies messages, pings a silent subscription,
-// and on any loss flushes L1 and subscribes again after a growing pause.
+// until Close: it subscribes, applies messages, pings a silent
+// subscription, and on a loss subscribes again after a growing pause. A
+// loss cuts L1's lifetimes to DegradedTTL: entries cached before it are
+// flushed DegradedTTL after it (unless the subscription is back by then,
+// which flushes them at once), and values loaded meanwhile live no longer.
+// So a Redis that goes down does not empty L1 at once: hits go on for
+// DegradedTTL.
 func (c *Cache[V]) subscribeLoop() {
 	defer c.wg.Done()
 	delay := c.resubscribeDelay
 	for c.life.Err() == nil {
 		confirmed := c.subscription()
 		if c.subscribed.Swap(false) {
-			// The subscription was up: invalidations may have been
-			// missed since it broke.
 			c.st.losses.Add(1)
-			c.flush()
-			c.logs.log(c.log, "subscription", "redis: invalidation subscription lost; L1 flushed, resubscribing")
+			c.flushDue = time.Now().Add(c.degradedTTL)
+			c.logs.log(c.log, "subscription", "redis: invalidation subscription lost; resubscribing",
+				"l1_flush_in", c.degradedTTL)
 		}
 		if confirmed {
 			delay = c.resubscribeDelay
 		}
-		t := time.NewTimer(delay)
+		c.pause(delay)
+		delay = min(2*delay, 32*c.resubscribeDelay)
+	}
+}
+
+// pause waits for d, or until Close, flushing L1 meanwhile if a flush
+// falls due.
+func (c *Cache[V]) pause(d time.Duration) {
+	end := time.Now().Add(d)
+	for {
+		now := time.Now()
+		if !c.flushDue.IsZero() && !now.Before(c.flushDue) {
+			c.flushDue = time.Time{}
+			c.flush()
+		}
+		if !now.Before(end) {
+			return
+		}
+		wake := end
+		if !c.flushDue.IsZero() && c.flushDue.Before(wake) {
+			wake = c.flushDue
+		}
+		t := time.NewTimer(wake.Sub(now))
 		select {
 		case <-c.life.Done():
+			t.Stop()
+			return
 		case <-t.C:
 		}
-		t.Stop()
-		delay = min(2*delay, 32*c.resubscribeDelay)
 	}
 }
 
@@ -139,6 +165,7 @@ func (c *Cache[V]) subscription() (confirmed bool) {
 			if m.Channel == c.channel && (m.Kind == "subscribe" || m.Kind == "ssubscribe") && !confirmed {
 				confirmed = true
 				c.st.subscriptions.Add(1)
+				c.flushDue = time.Time{}
 				// Values loaded while unsubscribed may have missed
 				// invalidations: start afresh.
 				c.flush()

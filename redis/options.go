@@ -79,9 +79,11 @@ type Options[V any] struct {
 	// be more than twice Timeout.
 	TombstoneTTL time.Duration
 
-	// DegradedTTL bounds the L1 lifetime of values loaded while the
-	// invalidation subscription is down (they may miss invalidations).
-	// Default DefaultDegradedTTL (5s).
+	// DegradedTTL is how long L1 keeps serving what it holds once the
+	// invalidation subscription is lost (it is flushed then, or earlier
+	// when the subscription comes back), and the longest L1 lifetime of
+	// values loaded while it is down: the bound on the staleness that
+	// missed invalidations can cause. Default DefaultDegradedTTL (5s).
 	DegradedTTL time.Duration
 
 	// BreakerFailures is the number of consecutive failed Redis calls

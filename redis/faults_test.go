@@ -1,0 +1,181 @@
+package redis
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cachekit/cachekit/redis/internal/redistest"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// faultTier returns a tier on a client for addr with a short Redis
+// deadline and a quick breaker, as the fault tests need.
+func faultTier(t *testing.T, addr string, src *source, readTimeout time.Duration) (*Cache[string], *commandCounter) {
+	t.Helper()
+	cl := goredis.NewClient(&goredis.Options{
+		Addr: addr, ContextTimeoutEnabled: true, MaxRetries: 1,
+		DialTimeout: readTimeout, ReadTimeout: readTimeout, WriteTimeout: readTimeout, PoolTimeout: readTimeout,
+	})
+	cnt := &commandCounter{}
+	cl.AddHook(cnt)
+	t.Cleanup(func() { _ = cl.Close() })
+	c := newTier(t, cl, src, func(o *Options[string]) {
+		o.Timeout = faultTimeout
+		o.BreakerFailures = 3
+		o.BreakerOpenFor = 50 * time.Millisecond
+		o.ResubscribeDelay = 10 * time.Millisecond
+		o.HealthCheck = 500 * time.Millisecond
+		o.DegradedTTL = 500 * time.Millisecond
+	})
+	return c, cnt
+}
+
+const (
+	faultTimeout = 100 * time.Millisecond
+	// missBound bounds a miss while Redis is down or hangs: the deadline
+	// (one Redis call) plus a wide margin for -race on a busy machine. A
+	// client that ignored the deadline would wait for its 10s read timeout.
+	missBound = faultTimeout + 2*time.Second
+)
+
+// Redis killed: L1 hits go on without a Redis command; misses reach the
+// loader within the deadline; the breaker opens and later calls skip Redis.
+func TestRedisKilled(t *testing.T) {
+	checkLeaks(t)
+	srv := private(t)
+	src := newSource()
+	for i := range 20 {
+		src.set(fmt.Sprint("k", i), fmt.Sprint("v", i))
+	}
+	c, cnt := faultTier(t, srv.Addr(), src, 10*time.Second)
+	waitSubscribed(t, c)
+	mustGet(t, c, "k0", "v0")
+	srv.Kill()
+
+	before := cnt.n.Load()
+	for range 100 {
+		mustGet(t, c, "k0", "v0")
+	}
+	if n := cnt.n.Load() - before; n != 0 {
+		t.Fatalf("L1 hits with Redis down sent %d commands", n)
+	}
+	for i := 1; i < 20; i++ {
+		start := time.Now()
+		mustGet(t, c, fmt.Sprint("k", i), fmt.Sprint("v", i))
+		if d := time.Since(start); d > missBound {
+			t.Fatalf("a miss with Redis down took %v, want <= %v", d, missBound)
+		}
+	}
+	st := c.Stats()
+	if st.L2Errors == 0 || st.BreakerOpens == 0 || st.L2Skipped == 0 || st.Loads != 20 {
+		t.Fatalf("stats %+v: want L2 errors, the breaker opened, skipped reads, 20 loads", st)
+	}
+	if st.L2ReadMax > missBound {
+		t.Fatalf("a Redis read took %v, want <= %v", st.L2ReadMax, missBound)
+	}
+	// DegradedTTL after the loss of the subscription, L1 is flushed: the
+	// next Get of k0 goes to the source.
+	eventually(t, 10*time.Second, "L1 flushed DegradedTTL after the loss", func() bool { return c.Stats().Flushes >= 1 })
+	mustGet(t, c, "k0", "v0")
+	if n := src.count("k0"); n != 2 {
+		t.Fatalf("k0 loaded %d times, want 2 (L1 flushed after DegradedTTL)", n)
+	}
+}
+
+// Redis restarted on the same port: the tier recovers by itself: reads and
+// writes reach Redis again and the subscription comes back.
+func TestRedisRestarted(t *testing.T) {
+	checkLeaks(t)
+	srv := private(t)
+	src := newSource()
+	src.set("k", "v1")
+	a, _ := faultTier(t, srv.Addr(), src, time.Second)
+	bb, _ := faultTier(t, srv.Addr(), src, time.Second)
+	waitSubscribed(t, a, bb)
+	mustGet(t, bb, "k", "v1")
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	// Misses of fresh keys until one reads Redis successfully again.
+	i := 0
+	eventually(t, 20*time.Second, "reads reach the restarted Redis", func() bool {
+		i++
+		k := fmt.Sprint("fresh", i)
+		src.set(k, "x")
+		mustGet(t, a, k, "x")
+		st := a.Stats()
+		return st.L2Misses > 1 && st.Breaker == BreakerClosed
+	})
+	eventually(t, 20*time.Second, "both subscriptions back", func() bool {
+		sa, sb := a.Stats(), bb.Stats()
+		return sa.Subscribed && sb.Subscribed && sb.SubscriptionLosses >= 1 && sb.Subscriptions >= 2
+	})
+	if err := a.Set(context.Background(), "k", "v2"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, invalidationBound, "B receives A's update after the restart", func() bool { return bb.Stats().InvalidationsReceived >= 1 })
+	mustGet(t, bb, "k", "v2")
+}
+
+// A black hole (a server that accepts connections and never answers):
+// misses still reach the loader within the deadline, L1 hits are not
+// delayed, and goroutines do not pile up.
+func TestBlackHole(t *testing.T) {
+	checkLeaks(t)
+	bh, err := redistest.NewBlackHole()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bh.Close()
+	base := runtime.NumGoroutine()
+	src := newSource()
+	const n = 50
+	for i := range n {
+		src.set(fmt.Sprint("k", i), fmt.Sprint("v", i))
+	}
+	// go-redis's own read timeout is 10s: only the tier's deadline can
+	// keep the calls short.
+	c, cnt := faultTier(t, bh.Addr(), src, 10*time.Second)
+
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			k := fmt.Sprint("k", i)
+			v, err := c.Get(context.Background(), k)
+			if d := time.Since(start); err != nil || v != fmt.Sprint("v", i) || d > missBound {
+				errs <- fmt.Errorf("Get(%s) = %q, %v after %v; want v%d within %v", k, v, err, d, i, missBound)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	before := cnt.n.Load()
+	for i := range n {
+		mustGet(t, c, fmt.Sprint("k", i), fmt.Sprint("v", i))
+	}
+	if d := cnt.n.Load() - before; d != 0 {
+		t.Fatalf("L1 hits sent %d commands to the black hole", d)
+	}
+	st := c.Stats()
+	if st.BreakerOpens == 0 || st.Subscribed {
+		t.Fatalf("stats %+v: want the breaker opened, no subscription", st)
+	}
+	// The calls are over: their goroutines must be gone (a few belong to
+	// the client and the tier: the subscription, the writers, the pool).
+	eventually(t, 10*time.Second, "goroutines back near the baseline", func() bool {
+		return runtime.NumGoroutine() <= base+10
+	})
+	t.Logf("black hole: %d connections accepted, %d L2 errors, %d skipped; goroutines %d (baseline %d)",
+		bh.Accepted(), st.L2Errors, st.L2Skipped, runtime.NumGoroutine(), base)
+}
