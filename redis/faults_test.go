@@ -54,6 +54,7 @@ func TestRedisKilled(t *testing.T) {
 	c, cnt := faultTier(t, srv.Addr(), src, 10*time.Second)
 	waitSubscribed(t, c)
 	mustGet(t, c, "k0", "v0")
+	eventually(t, 10*time.Second, "k0 written to Redis", func() bool { return c.Stats().L2Writes == 1 })
 	flushes := c.Stats().Flushes
 	srv.Kill()
 
