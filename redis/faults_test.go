@@ -14,7 +14,7 @@ import (
 
 // faultTier returns a tier on a client for addr with a short Redis
 // deadline and a quick breaker, as the fault tests need.
-func faultTier(t *testing.T, addr string, src *source, readTimeout time.Duration) (*Cache[string], *commandCounter) {
+func faultTier(t *testing.T, addr string, src *source, readTimeout, degradedTTL time.Duration) (*Cache[string], *commandCounter) {
 	t.Helper()
 	cl := goredis.NewClient(&goredis.Options{
 		Addr: addr, ContextTimeoutEnabled: true, MaxRetries: 1,
@@ -29,7 +29,7 @@ func faultTier(t *testing.T, addr string, src *source, readTimeout time.Duration
 		o.BreakerOpenFor = 50 * time.Millisecond
 		o.ResubscribeDelay = 10 * time.Millisecond
 		o.HealthCheck = 500 * time.Millisecond
-		o.DegradedTTL = 500 * time.Millisecond
+		o.DegradedTTL = degradedTTL
 	})
 	return c, cnt
 }
@@ -51,7 +51,7 @@ func TestRedisKilled(t *testing.T) {
 	for i := range 20 {
 		src.set(fmt.Sprint("k", i), fmt.Sprint("v", i))
 	}
-	c, cnt := faultTier(t, srv.Addr(), src, 10*time.Second)
+	c, cnt := faultTier(t, srv.Addr(), src, 10*time.Second, time.Second)
 	waitSubscribed(t, c)
 	mustGet(t, c, "k0", "v0")
 	eventually(t, 10*time.Second, "k0 written to Redis", func() bool { return c.Stats().L2Writes == 1 })
@@ -95,8 +95,8 @@ func TestRedisRestarted(t *testing.T) {
 	srv := private(t)
 	src := newSource()
 	src.set("k", "v1")
-	a, _ := faultTier(t, srv.Addr(), src, time.Second)
-	bb, _ := faultTier(t, srv.Addr(), src, time.Second)
+	a, _ := faultTier(t, srv.Addr(), src, time.Second, time.Minute)
+	bb, _ := faultTier(t, srv.Addr(), src, time.Second, time.Minute)
 	waitSubscribed(t, a, bb)
 	mustGet(t, bb, "k", "v1")
 	if err := srv.Restart(); err != nil {
@@ -141,7 +141,7 @@ func TestBlackHole(t *testing.T) {
 	}
 	// go-redis's own read timeout is 10s: only the tier's deadline can
 	// keep the calls short.
-	c, cnt := faultTier(t, bh.Addr(), src, 10*time.Second)
+	c, cnt := faultTier(t, bh.Addr(), src, 10*time.Second, time.Minute)
 
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
