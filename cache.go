@@ -375,11 +375,22 @@ func (h *Cache[K, V]) Get(key K) (V, bool) {
 	return c.load(e), true
 }
 
+// afterRead counts a hit and records the access for the policy. A hit is
+// counted either by the read buffer's slot it takes (Stats sums the
+// buffer's tails) or, when the read is not queued, by the stripe's counter:
+// the hot path pays one atomic read-modify-write, not two.
 func (c *cache[K, V]) afterRead(e *entry[K, V]) {
 	p := probe()
-	c.reads.Inc(p)
-	if c.recordReads.Load() && c.reads.Add(e, p) == buffer.Full {
+	if !c.recordReads.Load() {
+		c.reads.Inc(p)
+		return
+	}
+	switch c.reads.Add(e, p) {
+	case buffer.Full:
+		c.reads.Inc(p)
 		c.maintain(false)
+	case buffer.Contended:
+		c.reads.Inc(p)
 	}
 }
 
@@ -466,8 +477,14 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 			if c.onEvict != nil {
 				c.onEvict(key, prev, CauseReplaced)
 			}
-			if c.recordReads.Load() && c.reads.Add(old, p) == buffer.Full {
-				c.maintain(false)
+			if c.recordReads.Load() {
+				switch c.reads.Add(old, p) {
+				case buffer.Added:
+					// Not a hit: Stats takes it off the buffer's count.
+					c.count(statQueuedSets, p)
+				case buffer.Full:
+					c.maintain(false)
+				}
 			}
 			return true
 		}

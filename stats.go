@@ -10,7 +10,8 @@ const (
 	statSets
 	statDeleted
 	statReplaced
-	statExpired // removed by a caller's operation after expiring
+	statExpired    // removed by a caller's operation after expiring
+	statQueuedSets // in-place Sets queued in the read buffer (not hits)
 	numStats
 )
 
@@ -73,8 +74,13 @@ func (s Stats) HitRatio() float64 {
 func (h *Cache[K, V]) Stats() Stats {
 	c := h.c
 	c.maintain(true)
+	// Hits are the reads queued in the read buffer, less the in-place Sets
+	// queued there, plus the hits counted aside. Each in-place Set is
+	// counted after it is queued, so reading its count first can only
+	// over-count for a moment, never wrap below zero.
+	queuedSets := c.sum(statQueuedSets)
 	s := Stats{
-		Hits:     c.reads.Count(),
+		Hits:     c.reads.Added() - queuedSets + c.reads.Count(),
 		Misses:   c.sum(statMisses),
 		Sets:     c.sum(statSets),
 		Evicted:  c.evictions[CauseCapacity].Load(),

@@ -16,11 +16,11 @@ const cacheLine = 64
 // stripe is a small ring: many producers claim slots with a CAS on tail,
 // one consumer (holding the owner's lock) advances head.
 type stripe[T any] struct {
-	head  atomic.Uint32
-	_     [cacheLine - 4]byte
-	tail  atomic.Uint32
+	head  atomic.Uint64
+	_     [cacheLine - 8]byte
+	tail  atomic.Uint64 // 64 bits: Added sums it, so it must not wrap
 	count atomic.Uint64 // a free counter that rides on the producers' line
-	_     [cacheLine - 12]byte
+	_     [cacheLine - 16]byte
 	slots [stripeSize]atomic.Pointer[T]
 }
 
@@ -75,6 +75,16 @@ func (b *Striped[T]) Add(p *T, probe uint64) Result {
 // Inc adds one to the counter of the stripe chosen by probe.
 func (b *Striped[T]) Inc(probe uint64) {
 	b.stripes[probe&b.mask].count.Add(1)
+}
+
+// Added returns how many elements Add has queued since the buffer was
+// made (drained or not).
+func (b *Striped[T]) Added() uint64 {
+	var sum uint64
+	for i := range b.stripes {
+		sum += b.stripes[i].tail.Load()
+	}
+	return sum
 }
 
 // Count returns the sum of the stripes' counters.
