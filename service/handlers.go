@@ -1,0 +1,522 @@
+package service
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+)
+
+const entriesPrefix = "/v1/entries/"
+
+// ttlHeader is the canonical form of the Cache-TTL request header.
+const ttlHeader = "Cache-Ttl"
+
+// Header values shared by every response; net/http only reads them.
+var (
+	ctJSON       = []string{"application/json"}
+	ctOctet      = []string{"application/octet-stream"}
+	ctText       = []string{"text/plain; charset=utf-8"}
+	ctPrometheus = []string{"text/plain; version=0.0.4; charset=utf-8"}
+	nosniff      = []string{"nosniff"}
+)
+
+// apiError is an error response: its status and its JSON body, rendered
+// once for the fixed errors.
+type apiError struct {
+	status int
+	body   []byte
+}
+
+func newAPIError(status int, msg string) *apiError {
+	b := append([]byte(`{"error":`), appendJSONString(nil, msg)...)
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	return &apiError{status: status, body: append(b, "}\n"...)}
+}
+
+var (
+	errNoEntry        = newAPIError(http.StatusNotFound, "no entry for this key")
+	errNoRoute        = newAPIError(http.StatusNotFound, "no such route: the API is /v1/entries/{key}, /v1/entries, /v1/stats, /healthz and /metrics")
+	errEmptyKey       = newAPIError(http.StatusBadRequest, "the key is empty")
+	errKeyTooLong     = newAPIError(http.StatusBadRequest, "the key is longer than max-key-bytes")
+	errKeyControl     = newAPIError(http.StatusBadRequest, "the key holds a control character")
+	errValueTooLarge  = newAPIError(http.StatusRequestEntityTooLarge, "the value is larger than max-value-bytes")
+	errBodyTooLarge   = newAPIError(http.StatusRequestEntityTooLarge, "the body is larger than max-body-bytes")
+	errNotJSON        = newAPIError(http.StatusUnsupportedMediaType, "the Content-Type must be application/json")
+	errBadTTL         = newAPIError(http.StatusBadRequest, "invalid TTL (Cache-TTL header or ttl parameter): want seconds (600) or a Go duration (10m)")
+	errTTLNotPositive = newAPIError(http.StatusBadRequest, "the TTL must be positive")
+	errTTLTooLong     = newAPIError(http.StatusBadRequest, "the TTL exceeds max-ttl")
+	errContentType    = newAPIError(http.StatusBadRequest, "the Content-Type is longer than 255 bytes")
+	errClosed         = newAPIError(http.StatusServiceUnavailable, "the server is shutting down")
+	errInternal       = newAPIError(http.StatusInternalServerError, "internal error (logged)")
+	errCorrupt        = newAPIError(http.StatusInternalServerError, "the stored value is not in the server's format")
+)
+
+// ServeHTTP serves the API; see the package documentation.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rt, code := routeOther, 0
+	defer func() {
+		if p := recover(); p != nil {
+			if p == http.ErrAbortHandler { //nolint:errorlint // a sentinel panic value
+				panic(p)
+			}
+			s.counters.panics.Add(1)
+			s.log.Error("handler panic", "panic", p, "method", r.Method, "path", r.URL.Path, "stack", string(debug.Stack()))
+			code = s.fail(w, errInternal) // lost if the handler had already written a status
+		}
+		s.counters.observe(rt, code, time.Since(start))
+	}()
+	rt, code = s.dispatch(w, r)
+}
+
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) (route, int) {
+	path := r.URL.Path
+	if key, ok := strings.CutPrefix(path, entriesPrefix); ok {
+		switch r.Method {
+		case http.MethodGet:
+			return routeGet, s.get(w, r, key, true)
+		case http.MethodHead:
+			return routeHead, s.get(w, r, key, false)
+		case http.MethodPut:
+			return routePut, s.put(w, r, key)
+		case http.MethodDelete:
+			return routeDelete, s.delete(w, r, key)
+		}
+		return routeOther, s.notAllowed(w, r.Method, "GET, HEAD, PUT, DELETE")
+	}
+	switch path {
+	case "/v1/entries":
+		if r.Method == http.MethodPost {
+			return routePost, s.post(w, r)
+		}
+		return routeOther, s.notAllowed(w, r.Method, "POST")
+	case "/v1/stats":
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			return routeStats, s.stats(w)
+		}
+		return routeOther, s.notAllowed(w, r.Method, "GET, HEAD")
+	case "/healthz":
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			w.Header()["Content-Type"] = ctJSON
+			io.WriteString(w, `{"status":"ok"}`+"\n")
+			return routeHealth, http.StatusOK
+		}
+		return routeOther, s.notAllowed(w, r.Method, "GET, HEAD")
+	case "/metrics":
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			s.writeMetrics(w)
+			return routeMetrics, http.StatusOK
+		}
+		return routeOther, s.notAllowed(w, r.Method, "GET, HEAD")
+	}
+	return routeOther, s.fail(w, errNoRoute)
+}
+
+// fail writes an error response and returns its status.
+func (s *Server) fail(w http.ResponseWriter, e *apiError) int {
+	h := w.Header()
+	h["Content-Type"] = ctJSON
+	h["X-Content-Type-Options"] = nosniff
+	w.WriteHeader(e.status)
+	w.Write(e.body)
+	return e.status
+}
+
+func (s *Server) notAllowed(w http.ResponseWriter, method, allow string) int {
+	w.Header().Set("Allow", allow)
+	return s.fail(w, newAPIError(http.StatusMethodNotAllowed, "method "+method+" not allowed here; allowed: "+allow))
+}
+
+// checkKey returns the error for an unacceptable key, or nil.
+func checkKey[K string | []byte](key K, maxBytes int) *apiError {
+	if len(key) == 0 {
+		return errEmptyKey
+	}
+	if len(key) > maxBytes {
+		return errKeyTooLong
+	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c == 0x7f {
+			return errKeyControl
+		}
+	}
+	return nil
+}
+
+// get serves GET (withBody) and HEAD /v1/entries/{key}.
+func (s *Server) get(w http.ResponseWriter, r *http.Request, key string, withBody bool) int {
+	if e := checkKey(key, s.o.MaxKeyBytes); e != nil {
+		return s.fail(w, e)
+	}
+	b := s.getBuf()
+	defer s.putBuf(b)
+	b.key = append(b.key[:0], key...)
+	v, ok := s.cache.Get(b.val[:0], b.key)
+	if !ok && s.o.Tier != nil {
+		v, ok = s.tierGet(r.Context(), b)
+	}
+	b.val = v // keep the grown buffer
+	if !ok {
+		return s.fail(w, errNoEntry)
+	}
+	ct, body, valid := decodeValue(v)
+	if !valid {
+		s.log.Error("store: a value is not in the server's format", "key", key)
+		return s.fail(w, errCorrupt)
+	}
+	h := w.Header()
+	h["Content-Type"] = ct
+	// net/http adds Content-Length itself to small bodies written at once.
+	if !withBody || len(body) > 2048 {
+		h["Content-Length"] = []string{strconv.Itoa(len(body))}
+	}
+	w.WriteHeader(http.StatusOK)
+	if withBody {
+		w.Write(body)
+	}
+	return http.StatusOK
+}
+
+// put serves PUT /v1/entries/{key}: the body is the value.
+func (s *Server) put(w http.ResponseWriter, r *http.Request, key string) int {
+	if e := checkKey(key, s.o.MaxKeyBytes); e != nil {
+		return s.fail(w, e)
+	}
+	ttl, e := s.requestTTL(r)
+	if e != nil {
+		return s.fail(w, e)
+	}
+	if r.ContentLength > int64(s.o.MaxValueBytes) {
+		return s.fail(w, errValueTooLarge)
+	}
+	b := s.getBuf()
+	defer s.putBuf(b)
+	var ok bool
+	if b.val, ok = appendValueHeader(b.val[:0], r.Header["Content-Type"]); !ok {
+		return s.fail(w, errContentType)
+	}
+	var err error
+	b.val, err = readBody(r.Body, b.val, s.o.MaxValueBytes, r.ContentLength)
+	if err != nil {
+		return s.bodyError(w, err, errValueTooLarge)
+	}
+	b.key = append(b.key[:0], key...)
+	if err := s.cache.Set(b.key, b.val, ttl); err != nil {
+		return s.fail(w, s.storeError(err))
+	}
+	s.counters.entriesStored.Add(1)
+	if s.o.Tier != nil {
+		s.tierSet(r.Context(), b.key, b.val, ttl)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return http.StatusNoContent
+}
+
+// delete serves DELETE /v1/entries/{key}: 204 if the key was there (in
+// the store or the tier), else 404.
+func (s *Server) delete(w http.ResponseWriter, r *http.Request, key string) int {
+	if e := checkKey(key, s.o.MaxKeyBytes); e != nil {
+		return s.fail(w, e)
+	}
+	b := s.getBuf()
+	defer s.putBuf(b)
+	b.key = append(b.key[:0], key...)
+	found := s.cache.Delete(b.key)
+	if s.o.Tier != nil && s.tierDelete(r.Context(), b.key) {
+		found = true
+	}
+	if !found {
+		return s.fail(w, errNoEntry)
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return http.StatusNoContent
+}
+
+// post serves POST /v1/entries: one message {"id": "...", "entry": ...} or
+// an array of them; each entry's raw JSON is stored under its id. The
+// whole body is checked before anything is stored, so a bad message stores
+// nothing.
+func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
+	if !isJSON(r.Header["Content-Type"]) {
+		return s.fail(w, errNotJSON)
+	}
+	ttl, e := s.requestTTL(r)
+	if e != nil {
+		return s.fail(w, e)
+	}
+	if r.ContentLength > s.o.MaxBodyBytes {
+		return s.fail(w, errBodyTooLarge)
+	}
+	b := s.getBuf()
+	defer s.putBuf(b)
+	var err error
+	b.val, err = readBody(r.Body, b.val[:0], int(min(s.o.MaxBodyBytes, int64(^uint(0)>>1))), r.ContentLength)
+	if err != nil {
+		return s.bodyError(w, err, errBodyTooLarge)
+	}
+	body := b.val
+	if !json.Valid(body) {
+		var v json.RawMessage
+		msg := "malformed JSON"
+		if err := json.Unmarshal(body, &v); err != nil {
+			msg += ": " + err.Error()
+		}
+		return s.fail(w, newAPIError(http.StatusBadRequest, msg))
+	}
+	n := 0
+	err = parseMessages(body, func(id, entry []byte) error {
+		if e := checkKey(id, s.o.MaxKeyBytes); e != nil {
+			return e
+		}
+		if len(entry) > s.o.MaxValueBytes {
+			return errValueTooLarge
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		var e *apiError
+		if errors.As(err, &e) {
+			return s.fail(w, e)
+		}
+		return s.fail(w, newAPIError(http.StatusBadRequest, err.Error()))
+	}
+	stored := 0
+	err = parseMessages(body, func(id, entry []byte) error {
+		b.tmp = append(append(b.tmp[:0], kindJSON), entry...)
+		if err := s.cache.Set(id, b.tmp, ttl); err != nil {
+			return err
+		}
+		stored++
+		if s.o.Tier != nil {
+			s.tierSet(r.Context(), id, b.tmp, ttl)
+		}
+		return nil
+	})
+	s.counters.entriesStored.Add(uint64(stored))
+	if err != nil {
+		// Not bad input (it was all checked): the store is closing.
+		return s.fail(w, s.storeError(err))
+	}
+	w.Header()["Content-Type"] = ctJSON
+	out := strconv.AppendInt(append(b.tmp[:0], `{"stored":`...), int64(stored), 10)
+	w.Write(append(out, "}\n"...))
+	return http.StatusOK
+}
+
+func (e *apiError) Error() string { return string(e.body) }
+
+func (s *Server) stats(w http.ResponseWriter) int {
+	body, err := json.Marshal(s.Stats())
+	if err != nil {
+		s.log.Error("stats: encoding failed", "err", err)
+		return s.fail(w, errInternal)
+	}
+	w.Header()["Content-Type"] = ctJSON
+	w.Write(append(body, '\n'))
+	return http.StatusOK
+}
+
+// bodyError answers a failed body read.
+func (s *Server) bodyError(w http.ResponseWriter, err error, tooLarge *apiError) int {
+	if errors.Is(err, errTooLarge) {
+		return s.fail(w, tooLarge)
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return s.fail(w, tooLarge)
+	}
+	return s.fail(w, newAPIError(http.StatusBadRequest, "reading the body: "+err.Error()))
+}
+
+var errTooLarge = errors.New("body too large")
+
+// readBody appends the body to dst, failing with errTooLarge once more than
+// limit bytes were read (it reads at most about twice limit).
+func readBody(body io.Reader, dst []byte, limit int, contentLength int64) ([]byte, error) {
+	start := len(dst)
+	if contentLength > 0 && contentLength <= int64(limit) && cap(dst)-len(dst) <= int(contentLength) {
+		grown := make([]byte, len(dst), len(dst)+int(contentLength)+1)
+		copy(grown, dst)
+		dst = grown
+	}
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := body.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if len(dst)-start > limit {
+			return dst, errTooLarge
+		}
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
+}
+
+// requestTTL returns the TTL asked for by the Cache-TTL header or the ttl
+// query parameter (the header wins), else the default.
+func (s *Server) requestTTL(r *http.Request) (time.Duration, *apiError) {
+	var v string
+	if hv := r.Header[ttlHeader]; len(hv) > 0 {
+		v = hv[0]
+	} else if r.URL.RawQuery != "" {
+		var ok bool
+		if v, ok = queryValue(r.URL.RawQuery, "ttl"); !ok {
+			return 0, errBadTTL
+		}
+	}
+	if v == "" {
+		return s.defaultTTL(), nil
+	}
+	d, ok := parseTTL(v)
+	switch {
+	case !ok:
+		return 0, errBadTTL
+	case d <= 0:
+		return 0, errTTLNotPositive
+	case d > s.o.MaxTTL:
+		return 0, errTTLTooLong
+	}
+	return d, nil
+}
+
+// parseTTL parses whole seconds ("600") or a Go duration ("10m").
+func parseTTL(v string) (time.Duration, bool) {
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		switch {
+		case n > int64(DefaultMaxTTL/time.Second):
+			return DefaultMaxTTL + time.Second, true // too long, reported as such
+		case n <= 0:
+			return 0, true
+		}
+		return time.Duration(n) * time.Second, true
+	}
+	d, err := time.ParseDuration(v)
+	return d, err == nil
+}
+
+// queryValue returns the first value of parameter name in a raw query, and
+// false if it is not properly escaped.
+func queryValue(raw, name string) (string, bool) {
+	for raw != "" {
+		var kv string
+		kv, raw, _ = strings.Cut(raw, "&")
+		k, v, _ := strings.Cut(kv, "=")
+		if k != name {
+			continue
+		}
+		if strings.ContainsAny(v, "%+") {
+			u, err := url.QueryUnescape(v)
+			return u, err == nil
+		}
+		return v, true
+	}
+	return "", true
+}
+
+// isJSON reports whether a Content-Type header is application/json (with
+// optional parameters).
+func isJSON(ct []string) bool {
+	if len(ct) != 1 {
+		return false
+	}
+	mt, _, _ := strings.Cut(ct[0], ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "application/json")
+}
+
+// The stored form of a value: one byte giving its content type, then for
+// kindCustom a length byte and the content type, then the body.
+const (
+	kindOctet  byte = 0 // no Content-Type given: served as application/octet-stream
+	kindJSON   byte = 1 // application/json (every POSTed entry)
+	kindText   byte = 2 // text/plain; charset=utf-8
+	kindCustom byte = 3 // any other Content-Type, up to 255 bytes
+
+	maxValueHeader = 2 + 255
+)
+
+// appendValueHeader appends the stored header for a Content-Type header;
+// false if it cannot be stored (longer than 255 bytes).
+func appendValueHeader(dst []byte, ct []string) ([]byte, bool) {
+	if len(ct) == 0 || ct[0] == "" {
+		return append(dst, kindOctet), true
+	}
+	switch c := ct[0]; {
+	case strings.EqualFold(c, "application/json"):
+		return append(dst, kindJSON), true
+	case strings.EqualFold(c, "text/plain; charset=utf-8"):
+		return append(dst, kindText), true
+	case strings.EqualFold(c, "application/octet-stream"):
+		return append(dst, kindOctet), true
+	case len(c) > 255:
+		return dst, false
+	default:
+		dst = append(dst, kindCustom, byte(len(c)))
+		return append(dst, c...), true
+	}
+}
+
+// EncodeValue returns the stored form of body with the given Content-Type
+// ("" for none), for writing to Server.Store directly (a preload).
+func EncodeValue(dst []byte, contentType string, body []byte) ([]byte, error) {
+	var ct []string
+	if contentType != "" {
+		ct = []string{contentType}
+	}
+	dst, ok := appendValueHeader(dst, ct)
+	if !ok {
+		return dst, errors.New("service: content type longer than 255 bytes")
+	}
+	return append(dst, body...), nil
+}
+
+// decodeValue splits a stored value into its Content-Type and body.
+func decodeValue(v []byte) (ct []string, body []byte, ok bool) {
+	if len(v) == 0 {
+		return nil, nil, false
+	}
+	switch v[0] {
+	case kindOctet:
+		return ctOctet, v[1:], true
+	case kindJSON:
+		return ctJSON, v[1:], true
+	case kindText:
+		return ctText, v[1:], true
+	case kindCustom:
+		if len(v) < 2 || len(v) < 2+int(v[1]) {
+			return nil, nil, false
+		}
+		return []string{string(v[2 : 2+v[1]])}, v[2+v[1]:], true
+	}
+	return nil, nil, false
+}
+
+// appendJSONString appends s as a JSON string literal.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
+}

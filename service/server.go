@@ -1,0 +1,230 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cachekit/cachekit/bytecache"
+)
+
+// Server is the cache service: an http.Handler over an in-memory
+// bytecache.Cache (and optionally a second Tier), with Serve and
+// ListenAndServe to run it with timeouts and a graceful shutdown.
+//
+// Every method is safe for concurrent use. Serve (or ListenAndServe) may be
+// called once.
+type Server struct {
+	o        Options
+	cache    *bytecache.Cache
+	log      *slog.Logger
+	start    time.Time
+	counters counters
+	bufs     sync.Pool // *buffer
+	lastLog  atomic.Int64
+
+	// connState, when set (tests), is the http.Server's ConnState hook.
+	connState func(net.Conn, http.ConnState)
+}
+
+// buffer is a request's scratch space, pooled.
+type buffer struct {
+	key []byte
+	val []byte
+	tmp []byte
+}
+
+// maxPooledBuffer is the largest buffer returned to the pool; larger ones
+// (large values, large POST bodies) are left to the garbage collector.
+const maxPooledBuffer = 64 << 10
+
+func (s *Server) getBuf() *buffer {
+	if b, ok := s.bufs.Get().(*buffer); ok {
+		return b
+	}
+	return &buffer{key: make([]byte, 0, 256), val: make([]byte, 0, 2048)}
+}
+
+func (s *Server) putBuf(b *buffer) {
+	if cap(b.val) > maxPooledBuffer || cap(b.key) > maxPooledBuffer || cap(b.tmp) > maxPooledBuffer {
+		return
+	}
+	s.bufs.Put(b)
+}
+
+// New returns a Server with an empty in-memory store sized by o.MaxBytes.
+func New(o Options) (*Server, error) {
+	defaultValue := o.MaxValueBytes == 0
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	// The store must accept any entry the server accepts: the largest value
+	// with its stored header and the longest key (bytecache refuses an
+	// entry that does not fit in a shard). With the default value limit,
+	// halve it until it fits the shards of a small budget.
+	var cache *bytecache.Cache
+	for {
+		cache, err = bytecache.New(bytecache.Options{
+			MaxBytes:      o.MaxBytes,
+			Shards:        o.Shards,
+			MaxKeyBytes:   o.MaxKeyBytes,
+			MaxValueBytes: o.MaxValueBytes + maxValueHeader + o.MaxKeyBytes,
+			Now:           o.Now,
+		})
+		if err == nil || !defaultValue || o.MaxValueBytes <= 1024 {
+			break
+		}
+		o.MaxValueBytes /= 2
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w: max-value-bytes %d (with a key of max-key-bytes %d) must fit in a store shard: raise max-bytes or lower them (%w)",
+			ErrInvalidOptions, o.MaxValueBytes, o.MaxKeyBytes, err)
+	}
+	return &Server{o: o, cache: cache, log: o.Logger, start: time.Now()}, nil
+}
+
+// Options returns the options in effect, defaults filled in.
+func (s *Server) Options() Options { return s.o }
+
+// Store returns the in-memory store, for example to preload it or to load a
+// snapshot. Values written directly must be in the server's stored form
+// (see EncodeValue), or GET serves them as they are.
+func (s *Server) Store() *bytecache.Cache { return s.cache }
+
+// Invalidate drops key from the in-memory store (not from the Tier),
+// reporting whether it was there: a Tier calls it when another instance
+// changed or deleted key.
+func (s *Server) Invalidate(key []byte) bool { return s.cache.Delete(key) }
+
+// Close closes the in-memory store. Call it after Serve has returned.
+func (s *Server) Close() error { return s.cache.Close() }
+
+// ListenAndServe listens on Options.Addr and serves until ctx is done; see
+// Serve.
+func (s *Server) ListenAndServe(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.o.Addr)
+	if err != nil {
+		return fmt.Errorf("service: %w", err)
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve serves HTTP on ln until ctx is done, then shuts down gracefully: it
+// stops accepting connections, closes idle ones, and waits for the requests
+// in flight to complete, for at most Options.ShutdownTimeout, after which
+// it closes the remaining connections and returns an error. It returns nil
+// after a complete graceful shutdown, or the error that stopped the
+// listener. Serve closes ln.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: s.o.ReadHeaderTimeout,
+		ReadTimeout:       s.o.ReadTimeout,
+		WriteTimeout:      s.o.WriteTimeout,
+		IdleTimeout:       s.o.IdleTimeout,
+		MaxHeaderBytes:    s.o.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ConnState:         s.connState,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	s.log.Info("serving", "addr", ln.Addr().String())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("service: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: finishing the requests in flight", "timeout", s.o.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), s.o.ShutdownTimeout)
+	defer cancel()
+	err := hs.Shutdown(sctx)
+	<-errc // http.ErrServerClosed, at once
+	if err != nil {
+		hs.Close()
+		return fmt.Errorf("service: graceful shutdown: %w (the remaining connections were closed)", err)
+	}
+	s.log.Info("stopped")
+	return nil
+}
+
+// logLimited logs at most one message a second (tier errors can come at
+// the request rate).
+func (s *Server) logLimited(msg string, args ...any) {
+	now := time.Now().UnixNano()
+	last := s.lastLog.Load()
+	if now-last < int64(time.Second) || !s.lastLog.CompareAndSwap(last, now) {
+		return
+	}
+	s.log.Warn(msg, args...)
+}
+
+func (s *Server) tierGet(ctx context.Context, b *buffer) ([]byte, bool) {
+	ctx, cancel := context.WithTimeout(ctx, s.o.TierTimeout)
+	defer cancel()
+	v, ttl, ok, err := s.o.Tier.Get(ctx, b.val[:0], b.key)
+	switch {
+	case err != nil:
+		s.counters.tierErrors.Add(1)
+		s.logLimited("second tier: get failed", "err", err)
+		return b.val[:0], false
+	case !ok:
+		s.counters.tierMisses.Add(1)
+		return v, false
+	}
+	s.counters.tierHits.Add(1)
+	if ttl <= 0 {
+		ttl = s.defaultTTL()
+	}
+	if _, _, valid := decodeValue(v); valid {
+		_ = s.cache.Set(b.key, v, ttl) // a refusal only means it is not cached locally
+	}
+	return v, true
+}
+
+func (s *Server) tierSet(ctx context.Context, key, value []byte, ttl time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, s.o.TierTimeout)
+	defer cancel()
+	if err := s.o.Tier.Set(ctx, key, value, ttl); err != nil {
+		s.counters.tierErrors.Add(1)
+		s.logLimited("second tier: set failed", "err", err)
+	}
+}
+
+func (s *Server) tierDelete(ctx context.Context, key []byte) bool {
+	ctx, cancel := context.WithTimeout(ctx, s.o.TierTimeout)
+	defer cancel()
+	ok, err := s.o.Tier.Delete(ctx, key)
+	if err != nil {
+		s.counters.tierErrors.Add(1)
+		s.logLimited("second tier: delete failed", "err", err)
+	}
+	return ok
+}
+
+func (s *Server) defaultTTL() time.Duration {
+	if s.o.DefaultTTL > 0 {
+		return s.o.DefaultTTL
+	}
+	return -1 // no expiry
+}
+
+// storeError maps an error of the store's Set to a response.
+func (s *Server) storeError(err error) *apiError {
+	switch {
+	case errors.Is(err, bytecache.ErrKeyTooLarge):
+		return errKeyTooLong
+	case errors.Is(err, bytecache.ErrValueTooLarge):
+		return errValueTooLarge
+	case errors.Is(err, bytecache.ErrClosed):
+		return errClosed
+	}
+	s.log.Error("store: set failed", "err", err)
+	return errInternal
+}

@@ -1,0 +1,38 @@
+package service
+
+import (
+	"context"
+	"time"
+)
+
+// Tier is an optional second tier behind the in-memory store, typically a
+// Redis shared by several instances (Options.Tier). The server uses it so:
+//
+//   - Writes (PUT, POST) go to the in-memory store first, then to the tier
+//     (write-through), each within Options.TierTimeout. A tier error does
+//     not fail the request, which the in-memory store already holds: it is
+//     counted (tier_errors in /v1/stats and /metrics) and logged.
+//   - A read that misses the in-memory store asks the tier; a value found
+//     there is served and put in the in-memory store with the TTL the tier
+//     reports (the default TTL if it reports none). A tier error is counted
+//     and the read is a miss.
+//   - DELETE removes the key from both.
+//
+// The values given to and returned by a Tier are the server's stored form
+// (a small header with the content type, then the body); a Tier stores them
+// as opaque bytes. Keys and values passed to a Tier are only valid during
+// the call. Invalidation of other instances' in-memory copies is the
+// Tier's business: on a message from another instance it calls
+// Server.Invalidate.
+//
+// Every method must be safe for concurrent use and return when ctx is done.
+type Tier interface {
+	// Get appends key's value to dst and returns it with the entry's
+	// remaining time to live (0 if unknown or none) and true, or dst and
+	// false if the tier does not hold key.
+	Get(ctx context.Context, dst, key []byte) (value []byte, ttl time.Duration, found bool, err error)
+	// Set stores value under key for ttl (negative: no expiry).
+	Set(ctx context.Context, key, value []byte, ttl time.Duration) error
+	// Delete removes key, reporting whether it was there.
+	Delete(ctx context.Context, key []byte) (bool, error)
+}
