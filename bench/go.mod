@@ -4,14 +4,14 @@ go 1.25
 
 replace github.com/cachekit/cachekit => ../
 
-require github.com/cachekit/cachekit v0.0.0-00010101000000-000000000000
-
 require (
-	github.com/VictoriaMetrics/fastcache v1.13.0 // indirect
-	github.com/allegro/bigcache/v3 v3.1.0 // indirect
-	github.com/coocood/freecache v1.2.7 // indirect
-	github.com/golang/snappy v1.0.0 // indirect
+	github.com/VictoriaMetrics/fastcache v1.13.0
+	github.com/allegro/bigcache/v3 v3.1.0
+	github.com/cachekit/cachekit v0.0.0-00010101000000-000000000000
+	github.com/coocood/freecache v1.2.7
 )
+
+require github.com/golang/snappy v1.0.0 // indirect
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect

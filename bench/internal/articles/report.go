@@ -1,0 +1,270 @@
+package articles
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/cachekit/cachekit/bench/internal/adapter"
+	"github.com/cachekit/cachekit/bench/internal/chart"
+	"github.com/cachekit/cachekit/bench/internal/report"
+)
+
+// Report is a run and its results: what articles.json holds.
+type Report struct {
+	report.Header
+	Entries    int       `json:"entries"`
+	Goroutines int       `json:"goroutines"`
+	Duration   string    `json:"duration"`
+	Rounds     int       `json:"rounds"`
+	WritePcts  []float64 `json:"write_pcts"`
+	Caches     []Cache   `json:"caches"`
+}
+
+// Cache is one cache's configuration and results, one per round.
+type Cache struct {
+	Name    string   `json:"name"`
+	Kind    string   `json:"kind"`
+	Config  string   `json:"config"`
+	Results []Result `json:"results"`
+}
+
+// Summary is a cache's medians over the rounds.
+type Summary struct {
+	Cache     string
+	Kind      string
+	Held      int
+	HeapMB    float64
+	RSSMB     float64
+	Objects   float64   // heap objects, millions
+	NsPerOp   []float64 // one per Report.WritePcts
+	NsSpread  []float64 // (max − min) / median of the rounds, per write share
+	HitRatios []float64 // of the Gets, per write share
+}
+
+// Describe returns the report's cache descriptions.
+func Describe(names []string) []Cache {
+	var out []Cache
+	for _, n := range names {
+		info, _ := adapter.LookupString(n)
+		out = append(out, Cache{Name: n, Kind: string(info.Kind), Config: info.Config})
+	}
+	return out
+}
+
+// Summaries returns each cache's medians, in the report's order.
+func (r *Report) Summaries() []Summary {
+	var out []Summary
+	for _, c := range r.Caches {
+		s := Summary{Cache: c.Name, Kind: c.Kind}
+		var held, heap, rss, objs []float64
+		for _, res := range c.Results {
+			held = append(held, float64(res.Held))
+			heap = append(heap, mb(res.Memory.HeapInuse))
+			rss = append(rss, mb(res.Memory.RSS))
+			objs = append(objs, float64(res.Memory.HeapObjects)/1e6)
+		}
+		s.Held = int(report.Median(held))
+		s.HeapMB, s.RSSMB, s.Objects = report.Median(heap), report.Median(rss), report.Median(objs)
+		for _, pct := range r.WritePcts {
+			var ns, hit []float64
+			for _, res := range c.Results {
+				for _, p := range res.Phases {
+					if p.WritePct == pct && p.Ops > 0 {
+						ns = append(ns, p.NsPerOp())
+						if p.Gets > 0 {
+							hit = append(hit, float64(p.Hits)/float64(p.Gets))
+						}
+					}
+				}
+			}
+			m := report.Median(ns)
+			s.NsPerOp = append(s.NsPerOp, m)
+			spread := 0.0
+			if len(ns) > 1 && m > 0 {
+				spread = (slices.Max(ns) - slices.Min(ns)) / m
+			}
+			s.NsSpread = append(s.NsSpread, spread)
+			s.HitRatios = append(s.HitRatios, report.Median(hit))
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Lookup returns the summary of the named cache.
+func Lookup(sums []Summary, name string) (Summary, bool) {
+	i := slices.IndexFunc(sums, func(s Summary) bool { return s.Cache == name })
+	if i < 0 {
+		return Summary{}, false
+	}
+	return sums[i], true
+}
+
+// PctLabel formats a write share: "10%", "0.1%".
+func PctLabel(p float64) string { return fmt.Sprintf("%g%%", p) }
+
+// Table returns the article's table for the named caches (all if names
+// is nil), with ratios to base's figures (none if base is "").
+func (r *Report) Table(names []string, base string) string {
+	sums := r.Summaries()
+	b, hasBase := Lookup(sums, base)
+	cols := []string{"cache", "kind", ">entries held", ">heap MB", ">resident MB", ">heap objects (M)"}
+	for _, p := range r.WritePcts {
+		cols = append(cols, ">ns/op, "+PctLabel(p)+" writes")
+	}
+	t := report.NewTable(cols...)
+	for _, s := range sums {
+		if names != nil && !slices.Contains(names, s.Cache) {
+			continue
+		}
+		held := fmt.Sprintf("%d", s.Held)
+		if s.Held < r.Entries {
+			held = fmt.Sprintf("**%d** (%.1f%% lost)", s.Held, 100*float64(r.Entries-s.Held)/float64(r.Entries))
+		}
+		row := []string{s.Cache, s.Kind, held,
+			withRatio(s.HeapMB, b.HeapMB, hasBase && s.Cache != base, "%.1f"),
+			withRatio(s.RSSMB, b.RSSMB, hasBase && s.Cache != base, "%.1f"),
+			fmt.Sprintf("%.2f", s.Objects)}
+		for i := range r.WritePcts {
+			row = append(row, withRatio(s.NsPerOp[i], b.NsPerOp[i], hasBase && s.Cache != base, "%.1f"))
+		}
+		t.Row(row...)
+	}
+	return t.String()
+}
+
+func withRatio(v, base float64, show bool, format string) string {
+	s := fmt.Sprintf(format, v)
+	if show && base > 0 {
+		s += fmt.Sprintf(" (%.2f×)", v/base)
+	}
+	return s
+}
+
+// Charts draws the memory and time charts of the named caches (all if
+// names is nil) into dir, named prefix-memory.png and prefix-time.png,
+// and returns their file names.
+func (r *Report) Charts(dir, prefix string, names []string) ([]string, error) {
+	var cats []string
+	var heap, rss []float64
+	ns := make([][]float64, len(r.WritePcts))
+	for _, s := range r.Summaries() {
+		if names != nil && !slices.Contains(names, s.Cache) {
+			continue
+		}
+		cats = append(cats, s.Cache)
+		heap = append(heap, s.HeapMB)
+		rss = append(rss, s.RSSMB)
+		for i := range r.WritePcts {
+			ns[i] = append(ns[i], s.NsPerOp[i])
+		}
+	}
+	mem := chart.Bars{
+		Title:      fmt.Sprintf("Memory held by %s entries of struct{int; bool; string} after GC", thousands(r.Entries)),
+		Label:      "MB (less is better)",
+		Categories: cats,
+		Series:     []chart.Series{{Name: "Go heap in use", Values: heap}, {Name: "resident set", Values: rss}},
+	}
+	tm := chart.Bars{
+		Title:      fmt.Sprintf("Time per operation, %d goroutines in parallel", r.Goroutines),
+		Label:      "ns/op (less is better)",
+		Categories: cats,
+	}
+	for i, p := range r.WritePcts {
+		tm.Series = append(tm.Series, chart.Series{Name: PctLabel(p) + " writes", Values: ns[i]})
+	}
+	files := []string{prefix + "-memory.png", prefix + "-time.png"}
+	if err := mem.WriteFile(filepath.Join(dir, files[0])); err != nil {
+		return nil, err
+	}
+	if err := tm.WriteFile(filepath.Join(dir, files[1])); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// Markdown renders articles.md; charts are the chart files' names
+// relative to the document.
+func (r *Report) Markdown(charts []string) string {
+	var b strings.Builder
+	b.WriteString(r.Header.Markdown("The articles' table: 1M structs, memory and parallel time per operation",
+		"bench/cmd/articles (make bench BENCH=articles)"))
+	fmt.Fprintf(&b, "Every cache stores the same %s entries: keys `user:0` … `user:%d`, values `struct{N int; B bool; S string}` "+
+		"with a string of about 15 bytes. The byte caches (bigcache, freecache, fastcache%s) store the struct binary-encoded "+
+		"(a varint, a byte, a length-prefixed string) and decode it on every Get, as their users must. "+
+		"Each cache is measured in a fresh process (%d rounds, caches interleaved, medians shown); "+
+		"docs/benchmarks/README.md explains the method.\n\n",
+		thousands(r.Entries), r.Entries-1, byteExtra(r), r.Rounds)
+	b.WriteString("- **entries held**: keys a Get found after the fill (a cache that drops or refuses writes holds fewer).\n")
+	b.WriteString("- **heap MB**: growth of the Go heap in use (`runtime.MemStats.HeapInuse`) from before the cache was built to after the fill, each after a forced GC. " +
+		"It misses memory mapped outside the Go heap: fastcache's chunks are allocated with mmap.\n")
+	b.WriteString("- **resident MB**: growth of the process's resident set over the same span (after the GC, free pages returned to the OS): " +
+		"what the machine really gave the cache, off-heap chunks included. The fair figure for comparing byte caches with the others.\n")
+	b.WriteString("- **heap objects**: growth of the number of live heap objects: what every GC cycle has to mark.\n")
+	fmt.Fprintf(&b, "- **ns/op**: wall-clock time per operation with %d goroutines (GOMAXPROCS) reading and writing uniformly random keys of the %s "+
+		"for %s per round, as `go test` reports for `b.RunParallel`: elapsed time / operations. A read is a Get, a write a Set of an existing key with a new value.\n\n",
+		r.Goroutines, thousands(r.Entries), r.Duration)
+	b.WriteString("In parentheses: the figure as a multiple of cachekit's.\n\n")
+	b.WriteString(r.Table(nil, "cachekit"))
+	for _, c := range charts {
+		fmt.Fprintf(&b, "![%s](%s)\n\n", strings.TrimSuffix(c, ".png"), c)
+	}
+	b.WriteString("## Spread between rounds\n\n(max − min) / median of the rounds' ns/op: a difference between two caches smaller than this is noise.\n\n")
+	cols := []string{"cache"}
+	for _, p := range r.WritePcts {
+		cols = append(cols, ">"+PctLabel(p)+" writes")
+	}
+	t := report.NewTable(cols...)
+	for _, s := range r.Summaries() {
+		row := []string{s.Cache}
+		for _, x := range s.NsSpread {
+			row = append(row, fmt.Sprintf("%.0f%%", 100*x))
+		}
+		t.Row(row...)
+	}
+	b.WriteString(t.String())
+	b.WriteString("## Caches\n\n")
+	ct := report.NewTable("cache", "configuration")
+	for _, c := range r.Caches {
+		ct.Row(c.Name, c.Config)
+	}
+	b.WriteString(ct.String())
+	if sz := r.byteBudget(); sz > 0 {
+		fmt.Fprintf(&b, "The byte caches' budget is %s bytes (`adapter.ByteBudget`: entries × (largest entry + 32) × 1.5), enough for every entry; "+
+			"how much of it each one touches is its own design.\n", thousands(sz))
+	}
+	return b.String()
+}
+
+func (r *Report) byteBudget() int {
+	for _, c := range r.Caches {
+		if c.Kind == string(adapter.KindBytes) {
+			return adapter.ByteBudget(r.Entries, EntryBytes(r.Entries-1))
+		}
+	}
+	return 0
+}
+
+func byteExtra(r *Report) string {
+	for _, c := range r.Caches {
+		if c.Name == "bytecache" {
+			return ", and cachekit's bytecache through its `Typed` layer"
+		}
+	}
+	return ""
+}
+
+// thousands formats n with thin separators: 1,000,000.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}

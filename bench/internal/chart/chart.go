@@ -1,0 +1,196 @@
+// Package chart draws the benchmark documents' charts with gonum/plot:
+// horizontal bar charts (one group of bars per cache) and line charts
+// against a logarithmic axis. The format follows the file's extension
+// (.png or .svg).
+package chart
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/cachekit/cachekit/bench/internal/report"
+)
+
+var textFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+// Palette gives series their colours in order.
+var Palette = []color.Color{
+	rgb(0x1f77b4), rgb(0xff7f0e), rgb(0x2ca02c), rgb(0xd62728),
+	rgb(0x9467bd), rgb(0x8c564b), rgb(0xe377c2), rgb(0x7f7f7f),
+}
+
+func rgb(hex uint32) color.Color {
+	return color.RGBA{R: uint8(hex >> 16), G: uint8(hex >> 8), B: uint8(hex), A: 0xff}
+}
+
+// Bars is a horizontal bar chart: one row per category (a cache), one bar
+// per series in each row.
+type Bars struct {
+	Title      string
+	Label      string   // the value axis's label
+	Categories []string // rows, top to bottom
+	Series     []Series
+}
+
+// Series is one bar per category, or one line.
+type Series struct {
+	Name string
+	// Values has one value per category of a bar chart (NaN: missing);
+	// for a line chart, one per X.
+	Values []float64
+}
+
+const (
+	width    = 8 * vg.Inch
+	rowSpace = 0.22 * vg.Inch // per bar
+)
+
+// WriteFile draws the chart to path.
+func (b Bars) WriteFile(path string) error {
+	if len(b.Categories) == 0 || len(b.Series) == 0 {
+		return fmt.Errorf("chart %q: nothing to draw", b.Title)
+	}
+	p := newPlot(b.Title)
+	p.X.Label.Text = b.Label
+	n := len(b.Categories)
+	names := make([]string, n)
+	for i, c := range b.Categories {
+		names[n-1-i] = c // the first category at the top
+	}
+	barW := rowSpace * 0.9
+	groups := len(b.Series)
+	for si, s := range b.Series {
+		if len(s.Values) != n {
+			return fmt.Errorf("chart %q: series %q has %d values for %d categories", b.Title, s.Name, len(s.Values), n)
+		}
+		vals := make(plotter.Values, n)
+		for i, v := range s.Values {
+			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+				v = 0 // missing
+			}
+			vals[n-1-i] = v
+		}
+		bc, err := plotter.NewBarChart(vals, barW)
+		if err != nil {
+			return fmt.Errorf("chart %q: %w", b.Title, err)
+		}
+		bc.Horizontal = true
+		bc.Color = Palette[si%len(Palette)]
+		bc.LineStyle.Width = 0
+		// Series top to bottom within a row, centred on the row.
+		bc.Offset = vg.Length(float64(groups-1)/2-float64(si)) * barW
+		p.Add(bc)
+		if groups > 1 {
+			p.Legend.Add(s.Name, bc)
+		}
+	}
+	p.X.Min = 0
+	p.NominalY(names...)
+	p.Legend.Top = true
+	p.Legend.Left = false
+	grid := plotter.NewGrid()
+	grid.Horizontal.Width = 0
+	grid.Vertical.Color = color.Gray{Y: 0xe0}
+	p.Add(grid)
+	height := vg.Inch + vg.Length(n*max(groups, 1))*rowSpace + vg.Length(n)*rowSpace/2
+	return save(p, width, height, path)
+}
+
+// Lines is a line chart of series against X, each series with a value
+// per X (NaN: missing).
+type Lines struct {
+	Title  string
+	XLabel string
+	YLabel string
+	X      []float64
+	LogX   bool
+	Series []Series
+}
+
+// WriteFile draws the chart to path.
+func (l Lines) WriteFile(path string) error {
+	if len(l.X) == 0 || len(l.Series) == 0 {
+		return fmt.Errorf("chart %q: nothing to draw", l.Title)
+	}
+	p := newPlot(l.Title)
+	p.X.Label.Text = l.XLabel
+	p.Y.Label.Text = l.YLabel
+	if l.LogX {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	}
+	shapes := []draw.GlyphDrawer{draw.CircleGlyph{}, draw.TriangleGlyph{}, draw.SquareGlyph{}, draw.RingGlyph{},
+		draw.CrossGlyph{}, draw.PlusGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}}
+	for si, s := range l.Series {
+		if len(s.Values) != len(l.X) {
+			return fmt.Errorf("chart %q: series %q has %d values for %d points", l.Title, s.Name, len(s.Values), len(l.X))
+		}
+		var pts plotter.XYs
+		for i, v := range s.Values {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+				pts = append(pts, plotter.XY{X: l.X[i], Y: v})
+			}
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		line, sc, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return fmt.Errorf("chart %q: %w", l.Title, err)
+		}
+		c := Palette[si%len(Palette)]
+		line.Color = c
+		line.Width = 2
+		sc.Color = c
+		sc.Shape = shapes[si%len(shapes)]
+		sc.Radius = 3.5
+		p.Add(line, sc)
+		p.Legend.Add(s.Name, line, sc)
+	}
+	p.Y.Min = 0
+	p.Legend.Top = true
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{Y: 0xe0}
+	grid.Horizontal.Color = color.Gray{Y: 0xe0}
+	p.Add(grid)
+	return save(p, width, 4.5*vg.Inch, path)
+}
+
+func newPlot(title string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font = font.From(textFont, 13)
+	p.Title.Padding = 6
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = font.From(textFont, 11)
+		a.Tick.Label.Font = font.From(textFont, 10)
+	}
+	p.Legend.TextStyle.Font = font.From(textFont, 10)
+	return p
+}
+
+func save(p *plot.Plot, w, h vg.Length, path string) error {
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	if format != "png" && format != "svg" {
+		return fmt.Errorf("chart: %s: unknown format %q (want .png or .svg)", path, format)
+	}
+	wt, err := p.WriterTo(w, h, format)
+	if err != nil {
+		return fmt.Errorf("chart: %w", err)
+	}
+	var buf bytes.Buffer
+	if _, err := wt.WriteTo(&buf); err != nil {
+		return fmt.Errorf("chart: %w", err)
+	}
+	return report.WriteFile(path, buf.Bytes())
+}
