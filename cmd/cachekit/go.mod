@@ -3,6 +3,7 @@ module github.com/cachekit/cachekit/cmd/cachekit
 go 1.25
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/cachekit/cachekit v0.0.0
 	gonum.org/v1/plot v0.17.0
 )

@@ -1,0 +1,594 @@
+// Package load is the engine of cachekit load, an HTTP load generator for
+// the cachekit service and for any URL.
+//
+// A run has Concurrency workers. Each takes the next job from a shared
+// scheduler (its key, whether it is a read or a write, and in a paced run
+// the moment it is due), waits until it is due, sends it and records its
+// latency in an HDR histogram. In an open-loop run (Rate > 0, the default
+// for paced runs) latency is measured from the moment the request was due,
+// not from when a worker got round to sending it: when the server stalls,
+// the requests that should have been sent meanwhile are charged the wait,
+// as real clients arriving at that rate would be (no coordinated omission).
+// How late the workers themselves were is reported separately as the send
+// lag, so a generator that cannot keep up is visible.
+package load
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Histogram range: 1 µs to 1 hour, 3 significant digits, in nanoseconds.
+const (
+	histMin    = int64(time.Microsecond)
+	histMax    = int64(time.Hour)
+	histDigits = 3
+)
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMax, histDigits) }
+
+// Run runs the load described by o until its duration or request count is
+// reached or ctx is done, and returns the report. When ctx is done, no new
+// request is sent and the requests in flight are allowed to finish (within
+// Options.Timeout); the report covers what was done.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if o.Seed == 0 {
+		o.Seed = rand.Uint64() | 1
+	}
+	r := &runner{o: o}
+	if r.o.Client == nil || (r.o.RYW && r.o.RYWClient == nil) {
+		if r.o.Client == nil {
+			tr := newTransport(o.Concurrency)
+			defer tr.CloseIdleConnections()
+			r.o.Client = &http.Client{Transport: tr}
+		}
+		if r.o.RYW && r.o.RYWClient == nil {
+			tr := newTransport(o.Concurrency)
+			defer tr.CloseIdleConnections()
+			r.o.RYWClient = &http.Client{Transport: tr}
+		}
+	}
+	if o.RYW {
+		r.writes = newWriteLog()
+	}
+	r.base = strings.TrimSuffix(o.URL, "/")
+	r.stripes = make([]*recorder, min(o.Concurrency, 16))
+	for i := range r.stripes {
+		r.stripes[i] = newRecorder()
+	}
+	r.liveHist = newHist()
+
+	start := o.Clock.Now()
+	r.start = start
+	r.warmEnd = start.Add(o.Warmup)
+	r.sched = newScheduler(&r.o, start)
+
+	var live sync.WaitGroup
+	liveStop := make(chan struct{})
+	if o.Live != nil {
+		live.Add(1)
+		go func() {
+			defer live.Done()
+			r.liveLoop(liveStop)
+		}()
+	}
+	var wg sync.WaitGroup
+	for i := range o.Concurrency {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.work(ctx, r.stripes[i%len(r.stripes)])
+		}()
+	}
+	wg.Wait()
+	end := o.Clock.Now()
+	close(liveStop)
+	live.Wait()
+	if o.Live != nil && o.LiveTerminal {
+		fmt.Fprintln(o.Live)
+	}
+	return r.report(start, end), nil
+}
+
+func newTransport(conns int) *http.Transport {
+	return &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+	}
+}
+
+type runner struct {
+	o       Options
+	base    string // URL without a trailing slash
+	sched   *scheduler
+	start   time.Time
+	warmEnd time.Time
+	stripes []*recorder
+	writeNo atomic.Uint64 // numbers the written values
+	writes  *writeLog     // RYW check only
+
+	// Live line state, owned by liveLoop.
+	liveHist *hdrhistogram.Histogram
+	liveLast time.Time
+}
+
+// worker state, owned by one worker.
+type workerBuf struct {
+	body   []byte   // request body
+	value  []byte   // the (first) value written, for the RYW check
+	seqs   []uint64 // the numbers of the values written by the current request
+	sent   int64    // when it was sent, ns since the start
+	key    []byte
+	read   []byte // response body, for the RYW check
+	reader bytes.Reader
+}
+
+func (r *runner) work(ctx context.Context, rec *recorder) {
+	var b workerBuf
+	paced := r.o.Rate > 0
+	for {
+		if ctx.Err() != nil {
+			return
+		}
+		j, ok := r.sched.next(r.o.Clock.Now())
+		if !ok {
+			return
+		}
+		if paced && !r.o.Clock.SleepUntil(ctx, j.intended) {
+			return
+		}
+		sent := r.o.Clock.Now()
+		b.sent = int64(sent.Sub(r.start))
+		out := r.send(&b, j)
+		done := r.o.Clock.Now()
+		from := sent
+		if paced && !r.o.Closed {
+			from = j.intended
+		}
+		at := sent
+		if paced {
+			at = j.intended
+		}
+		warm := at.Before(r.warmEnd)
+		rec.record(j, out, done.Sub(from), done.Sub(sent), sent.Sub(j.intended), paced, warm)
+		if j.write && out.ok && r.o.RYW {
+			ryw := r.verify(&b, j)
+			rec.recordRYW(ryw, warm)
+		}
+	}
+}
+
+// outcome is the result of one request.
+type outcome struct {
+	ok      bool   // the request succeeded (a read miss in mode API is a success)
+	hit     bool   // a read found its key
+	errKind string // why it failed, when !ok
+	errText string
+}
+
+// appendKey appends the key numbered n.
+func (r *runner) appendKey(dst []byte, n uint64) []byte {
+	dst = append(dst, r.o.KeyPrefix...)
+	return strconv.AppendUint(dst, n, 10)
+}
+
+// appendValue appends a value of r.o.ValueSize bytes (or the smallest
+// possible) numbered seq: JSON for POST writes, raw bytes for PUT.
+func (r *runner) appendValue(dst []byte, seq uint64) []byte {
+	start := len(dst)
+	if r.o.WriteMethod == WritePost {
+		dst = append(dst, `{"seq":`...)
+		dst = strconv.AppendUint(dst, seq, 10)
+		dst = append(dst, `,"pad":"`...)
+		for len(dst)-start < r.o.ValueSize-2 {
+			dst = append(dst, 'x')
+		}
+		return append(dst, `"}`...)
+	}
+	dst = append(dst, "seq="...)
+	dst = strconv.AppendUint(dst, seq, 10)
+	dst = append(dst, ';')
+	for len(dst)-start < r.o.ValueSize {
+		dst = append(dst, 'x')
+	}
+	return dst
+}
+
+// send sends job j and reads its response.
+func (r *runner) send(b *workerBuf, j job) outcome {
+	ctx, cancel := context.WithTimeout(context.Background(), r.o.Timeout)
+	defer cancel()
+	var req *http.Request
+	var err error
+	switch {
+	case r.o.Mode == ModeGet:
+		u := r.o.URL
+		if strings.Contains(u, "{key}") {
+			b.key = r.appendKey(b.key[:0], j.key)
+			u = strings.ReplaceAll(u, "{key}", string(b.key))
+		}
+		req, err = http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	case !j.write:
+		b.key = r.appendKey(b.key[:0], j.key)
+		req, err = http.NewRequestWithContext(ctx, http.MethodGet, r.base+"/v1/entries/"+string(b.key), nil)
+	case r.o.WriteMethod == WritePut:
+		b.key = r.appendKey(b.key[:0], j.key)
+		b.seqs = append(b.seqs[:0], r.writeNo.Add(1))
+		b.value = r.appendValue(b.value[:0], b.seqs[0])
+		b.reader.Reset(b.value)
+		req, err = http.NewRequestWithContext(ctx, http.MethodPut, r.base+"/v1/entries/"+string(b.key), &b.reader)
+	default: // POST
+		b.body = b.body[:0]
+		b.seqs = b.seqs[:0]
+		if r.o.Batch > 1 {
+			b.body = append(b.body, '[')
+		}
+		for i := range r.o.Batch {
+			if i > 0 {
+				b.body = append(b.body, ',')
+			}
+			b.body = append(b.body, `{"id":"`...)
+			b.body = r.appendKey(b.body, (j.key+uint64(i))%uint64(r.o.Cardinality))
+			b.body = append(b.body, `","entry":`...)
+			vstart := len(b.body)
+			b.seqs = append(b.seqs, r.writeNo.Add(1))
+			b.body = r.appendValue(b.body, b.seqs[i])
+			if i == 0 {
+				b.key = r.appendKey(b.key[:0], j.key)
+				b.value = append(b.value[:0], b.body[vstart:]...)
+			}
+			b.body = append(b.body, '}')
+		}
+		if r.o.Batch > 1 {
+			b.body = append(b.body, ']')
+		}
+		b.reader.Reset(b.body)
+		req, err = http.NewRequestWithContext(ctx, http.MethodPost, r.base+"/v1/entries", &b.reader)
+		if err == nil {
+			req.Header.Set("Content-Type", "application/json")
+		}
+	}
+	if err != nil {
+		return outcome{errKind: "bad request", errText: err.Error()}
+	}
+	if j.write && r.o.TTL > 0 {
+		req.Header.Set("Cache-TTL", r.o.TTL.String())
+	}
+	if j.write && r.writes != nil {
+		r.writes.begin(b.seqs)
+	}
+	resp, err := r.o.Client.Do(req)
+	if err != nil {
+		return failure(err)
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return failure(err)
+	}
+	if j.write && r.writes != nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		// A failed write stays "in flight": it may or may not have been applied.
+		r.writes.finish(b.seqs, int64(r.o.Clock.Now().Sub(r.start)))
+	}
+	switch {
+	case r.o.Mode == ModeAPI && !j.write && resp.StatusCode == http.StatusNotFound:
+		return outcome{ok: true}
+	case resp.StatusCode >= 200 && resp.StatusCode < 400:
+		return outcome{ok: true, hit: !j.write}
+	default:
+		return outcome{errKind: "status " + strconv.Itoa(resp.StatusCode)}
+	}
+}
+
+// rywResult is the result of one read-your-writes check.
+type rywResult int
+
+const (
+	rywOK         rywResult = iota
+	rywMissing              // the read did not find the key
+	rywMismatch             // the read found another value
+	rywSuperseded           // the read found the value of a concurrent or later write
+	rywError                // the read failed
+)
+
+// verify reads back the key just written (b.key, b.value) through the RYW
+// client. Another worker may have written the same key meanwhile, so a read
+// that returns another value is a mismatch only when that value was written
+// by a write that had completed before this one was sent (a stale value),
+// or was never written at all.
+func (r *runner) verify(b *workerBuf, j job) rywResult {
+	ctx, cancel := context.WithTimeout(context.Background(), r.o.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.base+"/v1/entries/"+string(b.key), nil)
+	if err != nil {
+		return rywError
+	}
+	resp, err := r.o.RYWClient.Do(req)
+	if err != nil {
+		return rywError
+	}
+	defer resp.Body.Close()
+	buf := bytes.NewBuffer(b.read[:0])
+	_, err = io.Copy(buf, io.LimitReader(resp.Body, int64(len(b.value))+64))
+	b.read = buf.Bytes()
+	if err != nil {
+		return rywError
+	}
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return rywMissing
+	default:
+		return rywError
+	}
+	if bytes.Equal(b.read, b.value) {
+		return rywOK
+	}
+	seq, ok := r.parseSeq(b.read)
+	if !ok || seq == b.seqs[0] {
+		return rywMismatch // never written, or our own value corrupted
+	}
+	if end, known := r.writes.end(seq); !known || end < b.sent {
+		return rywMismatch
+	}
+	return rywSuperseded
+}
+
+// parseSeq returns the number of a value written by appendValue.
+func (r *runner) parseSeq(v []byte) (uint64, bool) {
+	prefix := "seq="
+	if r.o.WriteMethod == WritePost {
+		prefix = `{"seq":`
+	}
+	rest, ok := bytes.CutPrefix(v, []byte(prefix))
+	if !ok {
+		return 0, false
+	}
+	i := 0
+	for i < len(rest) && rest[i] >= '0' && rest[i] <= '9' {
+		i++
+	}
+	n, err := strconv.ParseUint(string(rest[:i]), 10, 64)
+	return n, err == nil
+}
+
+// writeLog remembers when recent writes completed, by value number, for the
+// RYW check: a ring of writeLogSize slots, so a value is known while fewer
+// than writeLogSize writes were sent after it (at 100k writes/s, 10 s).
+type writeLog struct {
+	seq  []atomic.Uint64
+	done []atomic.Int64 // ns since the start; math.MaxInt64 while in flight
+}
+
+const writeLogSize = 1 << 20
+
+func newWriteLog() *writeLog {
+	return &writeLog{seq: make([]atomic.Uint64, writeLogSize), done: make([]atomic.Int64, writeLogSize)}
+}
+
+func (l *writeLog) begin(seqs []uint64) {
+	for _, s := range seqs {
+		i := s % writeLogSize
+		l.seq[i].Store(0)
+		l.done[i].Store(math.MaxInt64)
+		l.seq[i].Store(s)
+	}
+}
+
+func (l *writeLog) finish(seqs []uint64, end int64) {
+	for _, s := range seqs {
+		i := s % writeLogSize
+		if l.seq[i].Load() == s {
+			l.done[i].Store(end)
+		}
+	}
+}
+
+// end returns when write s completed (math.MaxInt64 if it has not), or
+// false if it is unknown (never sent, or too old).
+func (l *writeLog) end(s uint64) (int64, bool) {
+	i := s % writeLogSize
+	if l.seq[i].Load() != s {
+		return 0, false
+	}
+	e := l.done[i].Load()
+	if l.seq[i].Load() != s {
+		return 0, false
+	}
+	return e, true
+}
+
+// failure classifies a transport error.
+func failure(err error) outcome {
+	var ne net.Error
+	kind := "other"
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		kind = "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		kind = "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		kind = "connection reset"
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		kind = "no local address"
+	case errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE):
+		kind = "too many open files"
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		kind = "connection closed"
+	}
+	return outcome{errKind: kind, errText: err.Error()}
+}
+
+// recorder holds the statistics of some workers (one stripe), under its
+// own lock so workers rarely contend.
+type recorder struct {
+	mu       sync.Mutex
+	total    *hdrhistogram.Histogram // latency of every recorded request
+	interval *hdrhistogram.Histogram // the same since the last live line
+	lag      *hdrhistogram.Histogram // send lag (paced runs)
+	response *hdrhistogram.Histogram // from send to response (paced runs)
+	counts   counts
+	errors   map[string]*ErrorCount
+}
+
+type counts struct {
+	requests, reads, writes, hits, misses, errors, warmup int64
+	rywChecks, rywMissing, rywMismatch, rywErrors         int64
+	rywSuperseded                                         int64
+	intervalRequests, intervalErrors                      int64
+	beyondRange                                           int64
+}
+
+func newRecorder() *recorder {
+	return &recorder{total: newHist(), interval: newHist(), lag: newHist(), response: newHist(), errors: map[string]*ErrorCount{}}
+}
+
+// maxErrorKinds bounds the error table; further kinds are counted as "other".
+const maxErrorKinds = 32
+
+func (rec *recorder) record(j job, out outcome, latency, response, lag time.Duration, paced, warm bool) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	c := &rec.counts
+	c.intervalRequests++
+	if !out.ok {
+		c.intervalErrors++
+	}
+	if warm {
+		c.warmup++
+		return
+	}
+	c.requests++
+	if j.write {
+		c.writes++
+	} else {
+		c.reads++
+		if out.ok {
+			if out.hit {
+				c.hits++
+			} else {
+				c.misses++
+			}
+		}
+	}
+	if !out.ok {
+		c.errors++
+		e := rec.errors[out.errKind]
+		if e == nil {
+			if len(rec.errors) >= maxErrorKinds {
+				out.errKind = "other"
+				e = rec.errors["other"]
+			}
+			if e == nil {
+				e = &ErrorCount{Example: out.errText}
+				rec.errors[out.errKind] = e
+			}
+		}
+		e.Count++
+	}
+	ns := max(int64(latency), histMin)
+	if rec.total.RecordValue(ns) != nil {
+		c.beyondRange++
+		ns = histMax
+		_ = rec.total.RecordValue(ns)
+	}
+	_ = rec.interval.RecordValue(ns)
+	if paced {
+		_ = rec.lag.RecordValue(min(max(int64(lag), histMin), histMax))
+		_ = rec.response.RecordValue(min(max(int64(response), histMin), histMax))
+	}
+}
+
+func (rec *recorder) recordRYW(res rywResult, warm bool) {
+	if warm {
+		return
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	c := &rec.counts
+	c.rywChecks++
+	switch res {
+	case rywMissing:
+		c.rywMissing++
+	case rywMismatch:
+		c.rywMismatch++
+	case rywError:
+		c.rywErrors++
+	case rywSuperseded:
+		c.rywSuperseded++
+	}
+}
+
+// liveLoop writes a live line every LiveInterval until stop is closed.
+func (r *runner) liveLoop(stop <-chan struct{}) {
+	t := time.NewTicker(r.o.LiveInterval)
+	defer t.Stop()
+	r.liveLast = r.o.Clock.Now()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			r.writeLive()
+		}
+	}
+}
+
+func (r *runner) writeLive() {
+	now := r.o.Clock.Now()
+	var n, errs, total, rywBad int64
+	r.liveHist.Reset()
+	for _, rec := range r.stripes {
+		rec.mu.Lock()
+		r.liveHist.Merge(rec.interval)
+		rec.interval.Reset()
+		n += rec.counts.intervalRequests
+		errs += rec.counts.intervalErrors
+		rec.counts.intervalRequests, rec.counts.intervalErrors = 0, 0
+		total += rec.counts.requests + rec.counts.warmup
+		rywBad += rec.counts.rywMissing + rec.counts.rywMismatch
+		rec.mu.Unlock()
+	}
+	secs := now.Sub(r.liveLast).Seconds()
+	r.liveLast = now
+	h := r.liveHist
+	line := fmt.Sprintf("%6s  %9.0f req/s  p50 %s  p99 %s  max %s  errors %d  requests %d",
+		now.Sub(r.start).Round(time.Second), float64(n)/secs,
+		fmtMs(h.ValueAtQuantile(50)), fmtMs(h.ValueAtQuantile(99)), fmtMs(h.Max()), errs, total)
+	if r.o.RYW {
+		line += fmt.Sprintf("  ryw failures %d", rywBad)
+	}
+	if r.o.LiveTerminal {
+		fmt.Fprintf(r.o.Live, "\r%s\x1b[K", line)
+	} else {
+		fmt.Fprintln(r.o.Live, line)
+	}
+}
+
+// fmtMs formats nanoseconds as milliseconds.
+func fmtMs(ns int64) string {
+	return strconv.FormatFloat(float64(ns)/1e6, 'f', 3, 64) + "ms"
+}

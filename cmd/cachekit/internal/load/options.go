@@ -1,0 +1,239 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Modes of Options.Mode.
+const (
+	// ModeAPI drives the cachekit service API: reads are
+	// GET /v1/entries/{key}, writes are POST /v1/entries (the articles' JSON
+	// message) or PUT /v1/entries/{key}.
+	ModeAPI = "api"
+	// ModeGet sends plain GET requests to any URL.
+	ModeGet = "get"
+)
+
+// DefaultTimeout is the default of Options.Timeout.
+const DefaultTimeout = 10 * time.Second
+
+// Write methods of Options.WriteMethod.
+const (
+	WritePost = "post"
+	WritePut  = "put"
+)
+
+// Options configures a run. The zero value of each field selects the
+// default stated beside it; Run checks the options and returns an error
+// for a value it cannot honour.
+type Options struct {
+	// URL is the target, required. In ModeAPI it is the base URL of the
+	// service (scheme://host:port, optionally with a path prefix). In
+	// ModeGet it is fetched as it is, with every "{key}" in it replaced by
+	// the request's key (so --cardinality selects how many distinct URLs
+	// are requested); a URL without "{key}" is the same for every request.
+	URL string
+	// Mode is ModeAPI (default) or ModeGet.
+	Mode string
+	// Rate is the target rate in requests per second (RYW check reads not
+	// included). 0 (default) sends as fast as the workers can: a closed
+	// loop.
+	Rate float64
+	// Closed makes a paced run (Rate > 0) closed-loop: requests are still
+	// paced, but latency is measured from the moment a request is actually
+	// sent. Default false: a paced run is open-loop, each request's latency
+	// is measured from the moment it was scheduled to be sent, so a slow
+	// response delays the measurement of the requests queued behind it
+	// instead of hiding them (no coordinated omission).
+	Closed bool
+	// Concurrency is the number of workers, each with at most one request
+	// in flight (and so at most one connection in use). Default 16.
+	Concurrency int
+	// Duration bounds the run in time; Requests bounds it in requests.
+	// With both, the first reached ends the run; with neither, Duration is
+	// 10s. A paced run stops scheduling at Duration and waits for the
+	// requests in flight.
+	Duration time.Duration
+	Requests int64
+	// Warmup excludes the requests scheduled (or, unpaced, sent) during
+	// the first Warmup of the run from the statistics. Default 0.
+	Warmup time.Duration
+	// Cardinality is the number of distinct keys. Default 10000.
+	Cardinality int
+	// Group is the number of consecutive requests that use the same key;
+	// with enough workers they are in flight at once, like concurrent
+	// callers of one hot key. Default 1.
+	Group int
+	// Zipf, when above 1, draws keys from a Zipf distribution with this
+	// exponent (key 0 the most frequent). Default 0: uniform.
+	Zipf float64
+	// Sequential takes keys in order 0, 1, ..., Cardinality-1, 0, ...
+	// instead of at random, for example to preload every key once.
+	// Default false.
+	Sequential bool
+	// WriteRatio is the fraction of requests that are writes, in [0, 1].
+	// ModeAPI only. Default 0.
+	WriteRatio float64
+	// WriteMethod is WritePost (default: POST /v1/entries with
+	// {"id": key, "entry": value}) or WritePut (PUT /v1/entries/{key}).
+	WriteMethod string
+	// Batch is the number of entries in each POST (a JSON array when
+	// above 1), for consecutive keys starting at the drawn one. Default 1.
+	Batch int
+	// ValueSize is the size in bytes of each written value: with
+	// WritePost a JSON object {"seq":N,"pad":"xx..."} of exactly this size
+	// (or the smallest such object, when ValueSize is smaller), with
+	// WritePut raw bytes. Values differ from write to write, so a stale
+	// read is caught by the read-your-writes check. Default 256.
+	ValueSize int
+	// TTL, when positive, is sent with each write (header Cache-TTL).
+	// Default 0: the service's default TTL.
+	TTL time.Duration
+	// KeyPrefix is put before the key's number. It may hold letters,
+	// digits and "-._~:". Default "key-".
+	KeyPrefix string
+	// RYW checks read-your-writes: after each successful write, the
+	// worker reads the key (the first key of a batch) back through a
+	// second client with its own connections, and counts the reads that
+	// miss or return another value. ModeAPI only. Default false.
+	RYW bool
+	// Timeout bounds each request. Default 10s.
+	Timeout time.Duration
+	// Seed seeds the key and operation streams. Default 0: a seed drawn
+	// at random, reported in Report.Seed.
+	Seed uint64
+	// Live, when set, receives a line of statistics every LiveInterval
+	// while the run lasts. With LiveTerminal the line is rewritten in
+	// place (carriage return) instead of one line per interval.
+	Live         io.Writer
+	LiveTerminal bool
+	// LiveInterval is the period of the live line. Default 1s.
+	LiveInterval time.Duration
+	// Client sends the requests, RYWClient the read-your-writes reads; a
+	// separate client keeps the check's read on another connection.
+	// Default: clients with their own transports sized for Concurrency.
+	Client    *http.Client
+	RYWClient *http.Client
+	// Clock schedules and timestamps requests. Default: the real clock.
+	Clock Clock
+}
+
+// defaults returns o with its defaults filled in, after checking it.
+func (o Options) withDefaults() (Options, error) {
+	if o.URL == "" {
+		return o, errors.New("load: a URL is required")
+	}
+	u, err := url.Parse(o.URL)
+	if err != nil {
+		return o, fmt.Errorf("load: URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return o, fmt.Errorf("load: URL %q: the scheme must be http or https", o.URL)
+	}
+	if u.Host == "" {
+		return o, fmt.Errorf("load: URL %q has no host", o.URL)
+	}
+	if o.Mode == "" {
+		o.Mode = ModeAPI
+	}
+	if o.Mode != ModeAPI && o.Mode != ModeGet {
+		return o, fmt.Errorf("load: unknown mode %q (want %s or %s)", o.Mode, ModeAPI, ModeGet)
+	}
+	if o.Mode == ModeAPI && (u.RawQuery != "" || u.Fragment != "") {
+		return o, fmt.Errorf("load: in mode %s the URL is the service's base URL, without query", ModeAPI)
+	}
+	if o.Rate < 0 {
+		return o, errors.New("load: the rate must not be negative")
+	}
+	if o.Closed && o.Rate == 0 {
+		// Unpaced runs are closed-loop anyway.
+		o.Closed = false
+	}
+	if o.Concurrency == 0 {
+		o.Concurrency = 16
+	}
+	if o.Concurrency < 0 {
+		return o, errors.New("load: the concurrency must be positive")
+	}
+	if o.Duration < 0 || o.Requests < 0 || o.Warmup < 0 {
+		return o, errors.New("load: duration, requests and warmup must not be negative")
+	}
+	if o.Duration == 0 && o.Requests == 0 {
+		o.Duration = 10 * time.Second
+	}
+	if o.Cardinality == 0 {
+		o.Cardinality = 10_000
+	}
+	if o.Cardinality < 0 {
+		return o, errors.New("load: the cardinality must be positive")
+	}
+	if o.Group == 0 {
+		o.Group = 1
+	}
+	if o.Group < 0 {
+		return o, errors.New("load: the group must be positive")
+	}
+	if o.Zipf != 0 && !(o.Zipf > 1) {
+		return o, fmt.Errorf("load: the Zipf exponent must be above 1 (or 0 for uniform keys), not %g", o.Zipf)
+	}
+	if o.Zipf != 0 && o.Sequential {
+		return o, errors.New("load: choose either Zipf or sequential keys")
+	}
+	if !(o.WriteRatio >= 0 && o.WriteRatio <= 1) {
+		return o, fmt.Errorf("load: the write ratio must be in [0, 1], not %g", o.WriteRatio)
+	}
+	if o.Mode == ModeGet && (o.WriteRatio > 0 || o.RYW) {
+		return o, fmt.Errorf("load: writes and the read-your-writes check need mode %s", ModeAPI)
+	}
+	if o.WriteMethod == "" {
+		o.WriteMethod = WritePost
+	}
+	if o.WriteMethod != WritePost && o.WriteMethod != WritePut {
+		return o, fmt.Errorf("load: unknown write method %q (want %s or %s)", o.WriteMethod, WritePost, WritePut)
+	}
+	if o.Batch == 0 {
+		o.Batch = 1
+	}
+	if o.Batch < 0 || (o.Batch > 1 && o.WriteMethod != WritePost) {
+		return o, errors.New("load: the batch must be positive, and above 1 only with POST writes")
+	}
+	if o.Batch > o.Cardinality {
+		return o, errors.New("load: the batch must not exceed the cardinality")
+	}
+	if o.ValueSize == 0 {
+		o.ValueSize = 256
+	}
+	if o.ValueSize < 0 {
+		return o, errors.New("load: the value size must be positive")
+	}
+	if o.TTL < 0 {
+		return o, errors.New("load: the TTL must not be negative")
+	}
+	if o.KeyPrefix == "" {
+		o.KeyPrefix = "key-"
+	}
+	if strings.IndexFunc(o.KeyPrefix, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~:", r))
+	}) >= 0 {
+		return o, fmt.Errorf("load: the key prefix %q may hold only letters, digits and the characters %q", o.KeyPrefix, "-._~:")
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Timeout < 0 {
+		return o, errors.New("load: the timeout must be positive")
+	}
+	if o.LiveInterval <= 0 {
+		o.LiveInterval = time.Second
+	}
+	if o.Clock == nil {
+		o.Clock = realClock{}
+	}
+	return o, nil
+}

@@ -1,0 +1,244 @@
+package load
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Report is the result of a run. Its JSON form (WriteJSON) uses the field
+// tags below; latencies are in milliseconds.
+type Report struct {
+	Mode        string    `json:"mode"`
+	URL         string    `json:"url"`
+	Loop        string    `json:"loop"`        // "open" or "closed"
+	TargetRate  float64   `json:"target_rate"` // requests per second, 0 = unpaced
+	Concurrency int       `json:"concurrency"`
+	WriteRatio  float64   `json:"write_ratio"`
+	WriteMethod string    `json:"write_method,omitempty"`
+	Batch       int       `json:"batch,omitempty"`
+	ValueSize   int       `json:"value_size,omitempty"`
+	Cardinality int       `json:"cardinality"`
+	Group       int       `json:"group"`
+	Zipf        float64   `json:"zipf,omitempty"`
+	Sequential  bool      `json:"sequential,omitempty"`
+	Seed        uint64    `json:"seed"`
+	Start       time.Time `json:"start"`
+	// Seconds is the duration of the run after the warm-up: from the end
+	// of the warm-up to the completion of the last request.
+	Seconds float64 `json:"seconds"`
+	Warmup  float64 `json:"warmup_seconds"`
+	// WarmupRequests were sent during the warm-up and are not counted
+	// anywhere else.
+	WarmupRequests int64 `json:"warmup_requests"`
+	// Requests counts the requests completed after the warm-up (RYW check
+	// reads are counted in RYW only); Reads + Writes = Requests.
+	Requests int64 `json:"requests"`
+	Reads    int64 `json:"reads"`
+	Writes   int64 `json:"writes"`
+	// Hits and Misses split the successful reads (a 404 from the service
+	// API is a miss, not an error).
+	Hits   int64 `json:"hits"`
+	Misses int64 `json:"misses"`
+	// Throughput is Requests / Seconds.
+	Throughput float64 `json:"throughput"`
+	Errors     int64   `json:"errors"`
+	// ErrorKinds counts the failed requests by kind ("status 503",
+	// "timeout", "connection refused", ...), with one example message.
+	ErrorKinds map[string]*ErrorCount `json:"error_kinds,omitempty"`
+	// Latency of every request counted in Requests, failed ones included.
+	Latency Latency `json:"latency"`
+	// SendLag is how late the workers sent paced requests: the time from
+	// when a request was due to when it was sent. In an open-loop run it
+	// is part of Latency.
+	SendLag *Latency `json:"send_lag,omitempty"`
+	// ResponseTime (paced runs) is the time from when a request was
+	// actually sent to its response: Latency without the send lag. In a
+	// closed-loop run it is Latency.
+	ResponseTime *Latency `json:"response_time,omitempty"`
+	// BeyondRange counts latencies above the histogram's range (1 hour),
+	// recorded as 1 hour.
+	BeyondRange int64 `json:"beyond_range,omitempty"`
+	RYW         *RYW  `json:"read_your_writes,omitempty"`
+}
+
+// ErrorCount is one row of Report.ErrorKinds.
+type ErrorCount struct {
+	Count   int64  `json:"count"`
+	Example string `json:"example,omitempty"`
+}
+
+// Latency summarises a histogram, in milliseconds.
+type Latency struct {
+	Count  int64   `json:"count"`
+	Mean   float64 `json:"mean_ms"`
+	P50    float64 `json:"p50_ms"`
+	P90    float64 `json:"p90_ms"`
+	P99    float64 `json:"p99_ms"`
+	P999   float64 `json:"p99_9_ms"`
+	P9999  float64 `json:"p99_99_ms"`
+	P99999 float64 `json:"p99_999_ms"`
+	Max    float64 `json:"max_ms"`
+}
+
+// RYW is the outcome of the read-your-writes check.
+type RYW struct {
+	Checks   int64 `json:"checks"`
+	Missing  int64 `json:"missing"`  // the read right after a write did not find the key
+	Mismatch int64 `json:"mismatch"` // it found another value
+	Errors   int64 `json:"errors"`   // the read failed
+	// Superseded reads returned the value of another write of the same
+	// key that was concurrent with or later than the checked one: correct.
+	Superseded int64 `json:"superseded"`
+}
+
+func summarize(h *hdrhistogram.Histogram) Latency {
+	ms := func(v int64) float64 { return float64(v) / 1e6 }
+	return Latency{
+		Count:  h.TotalCount(),
+		Mean:   h.Mean() / 1e6,
+		P50:    ms(h.ValueAtQuantile(50)),
+		P90:    ms(h.ValueAtQuantile(90)),
+		P99:    ms(h.ValueAtQuantile(99)),
+		P999:   ms(h.ValueAtQuantile(99.9)),
+		P9999:  ms(h.ValueAtQuantile(99.99)),
+		P99999: ms(h.ValueAtQuantile(99.999)),
+		Max:    ms(h.Max()),
+	}
+}
+
+func (r *runner) report(start, end time.Time) *Report {
+	o := &r.o
+	rep := &Report{
+		Mode: o.Mode, URL: o.URL, Loop: "closed", TargetRate: o.Rate, Concurrency: o.Concurrency,
+		WriteRatio: o.WriteRatio, Cardinality: o.Cardinality, Group: o.Group, Zipf: o.Zipf,
+		Sequential: o.Sequential, Seed: o.Seed, Start: start, Warmup: o.Warmup.Seconds(),
+	}
+	if o.Rate > 0 && !o.Closed {
+		rep.Loop = "open"
+	}
+	if o.WriteRatio > 0 {
+		rep.WriteMethod, rep.Batch, rep.ValueSize = o.WriteMethod, o.Batch, o.ValueSize
+	}
+	total, lag, response := newHist(), newHist(), newHist()
+	var c counts
+	kinds := map[string]*ErrorCount{}
+	for _, rec := range r.stripes {
+		rec.mu.Lock()
+		total.Merge(rec.total)
+		lag.Merge(rec.lag)
+		response.Merge(rec.response)
+		x := rec.counts
+		c.requests += x.requests
+		c.reads += x.reads
+		c.writes += x.writes
+		c.hits += x.hits
+		c.misses += x.misses
+		c.errors += x.errors
+		c.warmup += x.warmup
+		c.rywChecks += x.rywChecks
+		c.rywMissing += x.rywMissing
+		c.rywMismatch += x.rywMismatch
+		c.rywErrors += x.rywErrors
+		c.rywSuperseded += x.rywSuperseded
+		c.beyondRange += x.beyondRange
+		for k, e := range rec.errors {
+			if kinds[k] == nil {
+				kinds[k] = &ErrorCount{Example: e.Example}
+			}
+			kinds[k].Count += e.Count
+		}
+		rec.mu.Unlock()
+	}
+	rep.Requests, rep.Reads, rep.Writes = c.requests, c.reads, c.writes
+	rep.Hits, rep.Misses, rep.Errors, rep.WarmupRequests = c.hits, c.misses, c.errors, c.warmup
+	rep.BeyondRange = c.beyondRange
+	if len(kinds) > 0 {
+		rep.ErrorKinds = kinds
+	}
+	measured := end.Sub(start) - o.Warmup
+	if measured > 0 {
+		rep.Seconds = measured.Seconds()
+		rep.Throughput = float64(c.requests) / rep.Seconds
+	}
+	rep.Latency = summarize(total)
+	if o.Rate > 0 {
+		l := summarize(lag)
+		rep.SendLag = &l
+		if !o.Closed {
+			rt := summarize(response)
+			rep.ResponseTime = &rt
+		}
+	}
+	if o.RYW {
+		rep.RYW = &RYW{Checks: c.rywChecks, Missing: c.rywMissing, Mismatch: c.rywMismatch, Errors: c.rywErrors, Superseded: c.rywSuperseded}
+	}
+	return rep
+}
+
+// WriteJSON writes the report as indented JSON.
+func (rep *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(rep)
+}
+
+// WriteText writes the report for people.
+func (rep *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	rate := "unpaced"
+	if rep.TargetRate > 0 {
+		rate = fmt.Sprintf("%g req/s", rep.TargetRate)
+	}
+	fmt.Fprintf(&b, "target       %s %s, %s loop, %s, %d workers\n", rep.Mode, rep.URL, rep.Loop, rate, rep.Concurrency)
+	keys := "uniform"
+	switch {
+	case rep.Zipf > 0:
+		keys = fmt.Sprintf("Zipf(%g)", rep.Zipf)
+	case rep.Sequential:
+		keys = "sequential"
+	}
+	fmt.Fprintf(&b, "keys         %d %s, group %d, seed %d", rep.Cardinality, keys, rep.Group, rep.Seed)
+	if rep.WriteRatio > 0 {
+		fmt.Fprintf(&b, "; writes %g%% by %s, %d-byte values", 100*rep.WriteRatio, rep.WriteMethod, rep.ValueSize)
+		if rep.Batch > 1 {
+			fmt.Fprintf(&b, " in batches of %d", rep.Batch)
+		}
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "requests     %d in %.2fs (after %d warm-up requests): %d reads (%d hits, %d misses), %d writes\n",
+		rep.Requests, rep.Seconds, rep.WarmupRequests, rep.Reads, rep.Hits, rep.Misses, rep.Writes)
+	fmt.Fprintf(&b, "throughput   %.1f req/s\n", rep.Throughput)
+	fmt.Fprintf(&b, "errors       %d\n", rep.Errors)
+	for _, k := range slices.Sorted(maps.Keys(rep.ErrorKinds)) {
+		e := rep.ErrorKinds[k]
+		fmt.Fprintf(&b, "  %-22s %d  (e.g. %s)\n", k, e.Count, e.Example)
+	}
+	writeLatency(&b, "latency", rep.Latency)
+	if rep.SendLag != nil {
+		writeLatency(&b, "send lag", *rep.SendLag)
+	}
+	if rep.ResponseTime != nil {
+		writeLatency(&b, "from send", *rep.ResponseTime)
+	}
+	if rep.BeyondRange > 0 {
+		fmt.Fprintf(&b, "beyond range %d latencies above 1h, recorded as 1h\n", rep.BeyondRange)
+	}
+	if rep.RYW != nil {
+		fmt.Fprintf(&b, "read-your-writes  %d checks: %d missing, %d mismatched, %d failed reads (%d superseded by concurrent writes, correct)\n",
+			rep.RYW.Checks, rep.RYW.Missing, rep.RYW.Mismatch, rep.RYW.Errors, rep.RYW.Superseded)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeLatency(b *strings.Builder, name string, l Latency) {
+	fmt.Fprintf(b, "%-12s mean %.3fms  p50 %.3fms  p90 %.3fms  p99 %.3fms  p99.9 %.3fms  p99.99 %.3fms  p99.999 %.3fms  max %.3fms\n",
+		name, l.Mean, l.P50, l.P90, l.P99, l.P999, l.P9999, l.P99999, l.Max)
+}

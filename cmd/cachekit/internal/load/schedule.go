@@ -1,0 +1,117 @@
+package load
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Clock tells the time and waits; tests inject a fake one.
+type Clock interface {
+	Now() time.Time
+	// SleepUntil returns once t is reached (true) or ctx is done (false).
+	SleepUntil(ctx context.Context, t time.Time) bool
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) SleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// job is one scheduled request.
+type job struct {
+	seq      int64     // 0, 1, 2, ... in scheduling order
+	key      uint64    // the key's number
+	write    bool      // a write (else a read)
+	intended time.Time // when it is due (paced runs), else zero
+}
+
+// scheduler hands out jobs in order: it numbers them, draws their keys
+// (one key per Group consecutive jobs) and operations, computes when each is
+// due in a paced run, and says when the run is over. Its methods are safe
+// for concurrent use.
+type scheduler struct {
+	mu       sync.Mutex
+	seq      int64
+	left     int    // jobs left in the current group
+	key      uint64 // the current group's key
+	rng      *rand.Rand
+	zipf     *rand.Zipf
+	sequence uint64 // the next key when Sequential
+
+	start    time.Time
+	interval float64 // ns between jobs, paced runs only
+	end      time.Time
+	limit    int64 // 0 = none
+	o        *Options
+}
+
+func newScheduler(o *Options, start time.Time) *scheduler {
+	s := &scheduler{
+		rng:   rand.New(rand.NewPCG(o.Seed, o.Seed^0x9e3779b97f4a7c15)),
+		start: start,
+		limit: o.Requests,
+		o:     o,
+	}
+	if o.Zipf > 1 && o.Cardinality > 1 {
+		s.zipf = rand.NewZipf(s.rng, o.Zipf, 1, uint64(o.Cardinality-1))
+	}
+	if o.Rate > 0 {
+		s.interval = 1e9 / o.Rate
+	}
+	if o.Duration > 0 {
+		s.end = start.Add(o.Duration)
+	}
+	return s
+}
+
+// next returns the next job, or false when the run is over. now is the
+// current time; it decides the end of an unpaced run.
+func (s *scheduler) next(now time.Time) (job, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.limit > 0 && s.seq >= s.limit {
+		return job{}, false
+	}
+	j := job{seq: s.seq}
+	if s.interval > 0 {
+		j.intended = s.start.Add(time.Duration(float64(s.seq) * s.interval))
+		if !s.end.IsZero() && !j.intended.Before(s.end) {
+			return job{}, false
+		}
+	} else if !s.end.IsZero() && !now.Before(s.end) {
+		return job{}, false
+	}
+	s.seq++
+	if s.left == 0 {
+		s.left = s.o.Group
+		switch {
+		case s.o.Sequential:
+			s.key = s.sequence
+			s.sequence = (s.sequence + uint64(s.o.Batch)) % uint64(s.o.Cardinality)
+		case s.zipf != nil:
+			s.key = s.zipf.Uint64()
+		default:
+			s.key = s.rng.Uint64N(uint64(s.o.Cardinality))
+		}
+	}
+	s.left--
+	j.key = s.key
+	j.write = s.o.WriteRatio > 0 && (s.o.WriteRatio >= 1 || s.rng.Float64() < s.o.WriteRatio)
+	return j, true
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/cachekit/cachekit/service"
+)
+
+const serveUsage = `usage: cachekit serve [flags]
+
+Runs the cache service: an HTTP API over an in-memory byte cache.
+
+  PUT    /v1/entries/{key}   store the body (TTL: header Cache-TTL or ?ttl=, e.g. 600 or 10m)
+  GET    /v1/entries/{key}   200 with the value, or 404   (HEAD: the same without body)
+  DELETE /v1/entries/{key}   204, or 404
+  POST   /v1/entries         {"id": "...", "entry": <JSON>} or an array of them
+  GET    /v1/stats           statistics (JSON)
+  GET    /healthz            health
+  GET    /metrics            Prometheus metrics
+
+Every flag can also be set by an environment variable: CACHEKIT_ and the
+flag's name in upper case with underscores (--max-bytes: CACHEKIT_MAX_BYTES).
+A flag given on the command line wins. SIGINT or SIGTERM shuts the server
+down gracefully: requests in flight complete (for up to --shutdown-timeout).
+
+flags:
+`
+
+// serveListening, when set (tests), is called with the address the server
+// listens on.
+var serveListening func(addr string)
+
+func serveCmd(args []string, stdout, stderr io.Writer) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return serveContext(ctx, args, os.LookupEnv, stderr)
+}
+
+// serveContext runs the server until ctx is done.
+func serveContext(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) int {
+	fs := newFlagSet("serve", stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), serveUsage)
+		fs.PrintDefaults()
+	}
+	o := service.DefaultOptions()
+	o.RegisterFlags(fs)
+	logFormat := fs.String("log-format", "text", "log format: text or json")
+	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "cachekit serve: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	if err := service.ApplyEnv(fs, lookupEnv); err != nil {
+		fmt.Fprintf(stderr, "cachekit serve: %v\n", err)
+		return 2
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(stderr, "cachekit serve: --log-level: %v\n", err)
+		return 2
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	var handler slog.Handler
+	switch strings.ToLower(*logFormat) {
+	case "text":
+		handler = slog.NewTextHandler(stderr, hopts)
+	case "json":
+		handler = slog.NewJSONHandler(stderr, hopts)
+	default:
+		fmt.Fprintf(stderr, "cachekit serve: --log-format must be text or json, not %q\n", *logFormat)
+		return 2
+	}
+	log := slog.New(handler)
+	o.Logger = log
+	log.Info("cachekit serve: configuration", service.FlagAttrs(fs)...)
+
+	s, err := service.New(o)
+	if err != nil {
+		log.Error("cachekit serve: cannot start", "err", err)
+		return 1
+	}
+	defer s.Close()
+	ln, err := net.Listen("tcp", s.Options().Addr)
+	if err != nil {
+		log.Error("cachekit serve: cannot listen", "err", err)
+		return 1
+	}
+	if serveListening != nil {
+		serveListening(ln.Addr().String())
+	}
+	if err := s.Serve(ctx, ln); err != nil {
+		log.Error("cachekit serve", "err", err)
+		return 1
+	}
+	return 0
+}

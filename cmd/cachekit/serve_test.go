@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cachekit/cachekit/cmd/cachekit/internal/load"
+)
+
+// checkLeaks fails the test if goroutines started during it are still
+// running once it is over (after a bounded time to exit).
+func checkLeaks(t *testing.T) {
+	t.Helper()
+	before := runtime.NumGoroutine()
+	t.Cleanup(func() {
+		deadline := time.Now().Add(5 * time.Second)
+		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > before {
+			buf := make([]byte, 1<<20)
+			t.Errorf("%d goroutines before the test, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
+		}
+	})
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestServeAndLoad runs cachekit serve (configured by a flag and an
+// environment variable) and cachekit load against it, then stops the
+// server as SIGTERM would.
+func TestServeAndLoad(t *testing.T) {
+	checkLeaks(t)
+	addrc := make(chan string, 1)
+	serveListening = func(addr string) { addrc <- addr }
+	defer func() { serveListening = nil }()
+	env := map[string]string{"CACHEKIT_MAX_BYTES": "4MiB", "CACHEKIT_ADDR": "127.0.0.1:1"}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- serveContext(ctx, []string{"--addr", "127.0.0.1:0", "--max-value-bytes", "64KiB", "--log-format", "json"}, lookup, &logs)
+	}()
+	var addr string
+	select {
+	case addr = <-addrc:
+	case code := <-done:
+		t.Fatalf("serve exited with %d:\n%s", code, logs.String())
+	}
+	for _, want := range []string{`"max-bytes":"4MiB"`, `"addr":"127.0.0.1:0"`, `"max-value-bytes":"64KiB"`} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("the configuration log lacks %s:\n%s", want, logs.String())
+		}
+	}
+
+	var out, errOut bytes.Buffer
+	code := loadContext(context.Background(), []string{"--url", "http://" + addr, "--requests", "1000", "--concurrency", "4",
+		"--write-ratio", "0.5", "--ryw", "--value-size", "450", "--cardinality", "100", "--seed", "5", "--json", "-"}, &out, &errOut, false)
+	if code != 0 {
+		t.Fatalf("load exited with %d: %s", code, errOut.String())
+	}
+	var rep load.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("%v:\n%s", err, out.String())
+	}
+	if rep.Requests != 1000 || rep.Errors != 0 || rep.RYW.Checks != rep.Writes || rep.RYW.Missing+rep.RYW.Mismatch+rep.RYW.Errors != 0 {
+		t.Errorf("report: %s", out.String())
+	}
+
+	// Plain GETs of any URL, text report.
+	out.Reset()
+	if code := loadContext(context.Background(), []string{"--mode", "get", "--requests", "50", "http://" + addr + "/healthz"}, &out, &errOut, false); code != 0 {
+		t.Fatalf("load --mode get exited with %d: %s", code, errOut.String())
+	}
+	if !strings.Contains(out.String(), "requests     50 ") || !strings.Contains(out.String(), "errors       0") {
+		t.Errorf("report:\n%s", out.String())
+	}
+
+	cancel()
+	if code := <-done; code != 0 {
+		t.Errorf("serve exited with %d after the signal:\n%s", code, logs.String())
+	}
+	if !strings.Contains(logs.String(), `"msg":"stopped"`) {
+		t.Errorf("no graceful stop in the logs:\n%s", logs.String())
+	}
+}
+
+func TestServeBadConfiguration(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+	}{
+		{args: []string{"--max-bytes", "lots"}},
+		{args: []string{"--max-bytes", "1MiB"}, env: map[string]string{"CACHEKIT_DEFAULT_TTL": "soon"}},
+		{args: []string{"--log-level", "loud"}},
+		{args: []string{"--log-format", "xml"}},
+		{args: []string{"extra"}},
+	} {
+		var errOut bytes.Buffer
+		lookup := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
+		if code := serveContext(context.Background(), tc.args, lookup, &errOut); code != 2 {
+			t.Errorf("%v %v: exit %d, want 2", tc.args, tc.env, code)
+		}
+	}
+	// Valid flags the service refuses: exit 1 with the reason.
+	var errOut bytes.Buffer
+	code := serveContext(context.Background(), []string{"--addr", "127.0.0.1:0", "--max-value-bytes", "1GiB", "--max-bytes", "1MiB"},
+		func(string) (string, bool) { return "", false }, &errOut)
+	if code != 1 || !strings.Contains(errOut.String(), "max-value-bytes") {
+		t.Errorf("exit %d, %s", code, errOut.String())
+	}
+}
+
+func TestLoadBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{},
+		{"--url", "http://x", "--write-ratio", "2"},
+		{"--url", "http://x", "extra"},
+		{"--bogus"},
+	} {
+		var out, errOut bytes.Buffer
+		if code := loadContext(context.Background(), args, &out, &errOut, false); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
