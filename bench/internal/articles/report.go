@@ -162,7 +162,7 @@ func (r *Report) Charts(dir, prefix string, names []string) ([]string, error) {
 		}
 	}
 	mem := chart.Bars{
-		Title:      fmt.Sprintf("Memory held by %s entries of struct{int; bool; string} after GC", thousands(r.Entries)),
+		Title:      fmt.Sprintf("Memory held by %s entries of struct{int; bool; string} after GC", report.Thousands(r.Entries)),
 		Label:      "MB (less is better)",
 		Categories: cats,
 		Series:     []chart.Series{{Name: "Go heap in use", Values: heap}, {Name: "resident set", Values: rss}},
@@ -196,7 +196,7 @@ func (r *Report) Markdown(charts []string) string {
 		"(a varint, a byte, a length-prefixed string) and decode it on every Get, as their users must. "+
 		"Each cache is measured in a fresh process (%d rounds, caches interleaved, medians shown); "+
 		"docs/benchmarks/README.md explains the method.\n\n",
-		thousands(r.Entries), r.Entries-1, byteExtra(r), r.Rounds)
+		report.Thousands(r.Entries), r.Entries-1, byteExtra(r), r.Rounds)
 	b.WriteString("- **entries held**: keys a Get found after the fill (a cache that drops or refuses writes holds fewer).\n")
 	b.WriteString("- **heap MB**: growth of the Go heap in use (`runtime.MemStats.HeapInuse`) from before the cache was built to after the fill, each after a forced GC. " +
 		"It misses memory mapped outside the Go heap: fastcache's chunks are allocated with mmap.\n")
@@ -205,7 +205,7 @@ func (r *Report) Markdown(charts []string) string {
 	b.WriteString("- **heap objects**: growth of the number of live heap objects: what every GC cycle has to mark.\n")
 	fmt.Fprintf(&b, "- **ns/op**: wall-clock time per operation with %d goroutines (GOMAXPROCS) reading and writing uniformly random keys of the %s "+
 		"for %s per round, as `go test` reports for `b.RunParallel`: elapsed time / operations. A read is a Get, a write a Set of an existing key with a new value.\n\n",
-		r.Goroutines, thousands(r.Entries), r.Duration)
+		r.Goroutines, report.Thousands(r.Entries), r.Duration)
 	b.WriteString("In parentheses: the figure as a multiple of cachekit's.\n\n")
 	b.WriteString(r.Table(nil, "cachekit"))
 	for _, c := range charts {
@@ -233,7 +233,7 @@ func (r *Report) Markdown(charts []string) string {
 	b.WriteString(ct.String())
 	if sz := r.byteBudget(); sz > 0 {
 		fmt.Fprintf(&b, "The byte caches' budget is %s bytes (`adapter.ByteBudget`: entries × (largest entry + 32) × 1.5), enough for every entry; "+
-			"how much of it each one touches is its own design.\n", thousands(sz))
+			"how much of it each one touches is its own design.\n", report.Thousands(sz))
 	}
 	return b.String()
 }
@@ -254,17 +254,4 @@ func byteExtra(r *Report) string {
 		}
 	}
 	return ""
-}
-
-// thousands formats n with thin separators: 1,000,000.
-func thousands(n int) string {
-	s := fmt.Sprint(n)
-	var out []byte
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
-			out = append(out, ',')
-		}
-		out = append(out, s[i])
-	}
-	return string(out)
 }

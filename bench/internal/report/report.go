@@ -287,3 +287,16 @@ func Ratio(a, b float64) string {
 	}
 	return fmt.Sprintf("%.2f×", a/b)
 }
+
+// Thousands formats n with comma separators: 1,000,000.
+func Thousands(n int) string {
+	s := fmt.Sprint(n)
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
