@@ -41,6 +41,8 @@ func newByteString[V any](name string, cfg StringConfig[V]) (StringCache[V], err
 		return &freecacheString[V]{c: freecache.NewCache(budget), codec: cfg.Codec, ttl: ttl}, nil
 	case "fastcache":
 		return &fastcacheString[V]{c: fastcache.New(budget), codec: cfg.Codec}, nil
+	case "bytecache":
+		return newBytecache(cfg)
 	}
 	return nil, fmt.Errorf("%w %q", errUnknown, name)
 }

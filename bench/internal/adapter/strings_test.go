@@ -12,7 +12,7 @@ import (
 func TestStringRegistry(t *testing.T) {
 	all := StringCaches()
 	want := []string{"cachekit", "otter", "theine", "ristretto", "lru", "go-cache", "sync.Map", "xsync",
-		"mutex-map", "rwmutex-map", "sharded-map", "map", "bigcache", "freecache", "fastcache"}
+		"mutex-map", "rwmutex-map", "sharded-map", "map", "bigcache", "freecache", "fastcache", "bytecache"}
 	for _, n := range want {
 		if _, ok := LookupString(n); !ok {
 			t.Errorf("StringCache %q is missing", n)

@@ -16,7 +16,7 @@ import (
 // bounded caches, the maps, the byte caches.
 var DefaultCaches = []string{"cachekit", "otter", "theine", "ristretto", "lru", "go-cache",
 	"sync.Map", "xsync", "mutex-map", "rwmutex-map", "sharded-map",
-	"bigcache", "freecache", "fastcache"}
+	"bigcache", "freecache", "fastcache", "bytecache"}
 
 // WritePcts are the article's write shares, in percent.
 var WritePcts = []float64{10, 0.1}

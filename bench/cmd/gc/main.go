@@ -1,0 +1,168 @@
+// Command gc measures what a cache full of entries costs the garbage
+// collector: for each cache holding 2M and 10M entries of 100-byte values
+// (and empty), the duration of a forced GC, the GC's CPU time under a
+// steady churn, and an unrelated allocating request loop's p99.9, each
+// cache in a fresh process; with a baseline without any cache and a plain
+// map[string][]byte.
+//
+// Usage (from the repository root):
+//
+//	go run ./bench/cmd/gc [flags]
+//
+// The flags are:
+//
+//	-caches LIST        caches (default: all of gc.md)
+//	-sizes LIST         entry counts; 0 is an empty cache (default 0,2000000,10000000)
+//	-value-bytes N      bytes per value (default 100)
+//	-forced N           forced collections timed (default 5)
+//	-churn N            Sets per second of the churn (default 100000)
+//	-requests N         requests per second of the request loop (default 20000)
+//	-min-window D       the churn lasts at least D (default 10s)
+//	-min-cycles N       … and until N collections finished (default 3)
+//	-max-window D       … but at most D (default 60s)
+//	-rounds N           rounds (default 1)
+//	-seed N             seed of the churn's keys (default 1)
+//	-md FILE, -json FILE, -chart-dir DIR, -from-json FILE, -note TEXT
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cachekit/cachekit/bench/internal/adapter"
+	"github.com/cachekit/cachekit/bench/internal/gcimpact"
+	"github.com/cachekit/cachekit/bench/internal/report"
+	"github.com/cachekit/cachekit/bench/internal/subproc"
+)
+
+func main() {
+	var job gcimpact.Job
+	child, err := subproc.Job(&job)
+	if child {
+		if err == nil {
+			var r gcimpact.Result
+			if r, err = gcimpact.RunJob(job); err == nil {
+				err = subproc.Reply(r)
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "gc child:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "gc:", err)
+		}
+		os.Exit(2)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("gc", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	caches := fs.String("caches", "", "caches (default: "+strings.Join(gcimpact.DefaultCaches, ",")+")")
+	sizes := fs.String("sizes", "0,2000000,10000000", "entry counts; 0 is an empty cache")
+	valueBytes := fs.Int("value-bytes", 100, "bytes per value")
+	forced := fs.Int("forced", 5, "forced collections timed")
+	churn := fs.Int("churn", 100_000, "Sets per second of the churn")
+	requests := fs.Int("requests", 20_000, "requests per second of the request loop")
+	minWindow := fs.Duration("min-window", 10*time.Second, "the churn lasts at least this long")
+	minCycles := fs.Int("min-cycles", 3, "… and until this many collections finished")
+	maxWindow := fs.Duration("max-window", 60*time.Second, "… but at most this long")
+	rounds := fs.Int("rounds", 1, "rounds")
+	seed := fs.Uint64("seed", 1, "seed of the churn's keys")
+	mdFile := fs.String("md", "", "write the Markdown report to this file")
+	jsonFile := fs.String("json", "", "write the results as JSON to this file")
+	chartDir := fs.String("chart-dir", "", "where the charts go (default: the Markdown file's directory)")
+	fromJSON := fs.String("from-json", "", "draw the report from this JSON file instead of measuring")
+	note := fs.String("note", "", "a note for the report's header")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	var rep gcimpact.Report
+	if *fromJSON != "" {
+		if err := report.ReadJSON(*fromJSON, &rep); err != nil {
+			return err
+		}
+	} else {
+		infos, err := adapter.SelectStrings(*caches, gcimpact.DefaultCaches)
+		if err != nil {
+			return err
+		}
+		var names []string
+		for _, i := range infos {
+			names = append(names, i.Name)
+		}
+		ss, err := parseSizes(*sizes)
+		if err != nil {
+			return fmt.Errorf("-sizes: %w", err)
+		}
+		tmpl := gcimpact.Job{ValueBytes: *valueBytes, ForcedGCs: *forced, ChurnRate: *churn, RequestRate: *requests,
+			MinWindow: *minWindow, MaxWindow: *maxWindow, MinCycles: *minCycles, Seed: *seed}
+		if *valueBytes < 1 || *forced < 1 || *churn < 0 || *requests < 1 || *minWindow <= 0 || *maxWindow < *minWindow || *rounds < 1 {
+			return fmt.Errorf("bad flags: sizes, counts and durations must be positive, -max-window at least -min-window")
+		}
+		start := time.Now()
+		rep = gcimpact.Report{Header: report.NewHeader("./bench/cmd/gc", args), Sizes: ss, Template: tmpl, Rounds: *rounds,
+			Caches: gcimpact.Describe(names)}
+		rep.Note = *note
+		rep.Method = fmt.Sprintf("%d round(s); every cache and size in a fresh process; medians", *rounds)
+		rep.Results, err = gcimpact.Measure(gcimpact.Config{Caches: names, Sizes: ss, Template: tmpl, Rounds: *rounds, Progress: stderr})
+		if err != nil {
+			return err
+		}
+		rep.Finish(start)
+	}
+	fmt.Fprint(stdout, rep.SummaryTable("forced GC ms", func(x gcimpact.Row) string { return fmt.Sprintf("%.2f", x.ForcedMs) }))
+	if *jsonFile != "" && *fromJSON == "" {
+		if err := report.WriteJSON(*jsonFile, &rep); err != nil {
+			return err
+		}
+	}
+	if *mdFile != "" {
+		dir := *chartDir
+		if dir == "" {
+			dir = filepath.Dir(*mdFile)
+		}
+		charts, err := rep.Charts(dir, "gc", nil)
+		if err != nil {
+			return err
+		}
+		for i, c := range charts {
+			if rel, err := filepath.Rel(filepath.Dir(*mdFile), filepath.Join(dir, c)); err == nil {
+				charts[i] = rel
+			}
+		}
+		if err := report.WriteFile(*mdFile, []byte(rep.Markdown(charts))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, err
+		}
+		if n < 0 {
+			return nil, fmt.Errorf("%d is negative", n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

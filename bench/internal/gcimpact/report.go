@@ -1,0 +1,270 @@
+package gcimpact
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/cachekit/cachekit/bench/internal/adapter"
+	"github.com/cachekit/cachekit/bench/internal/chart"
+	"github.com/cachekit/cachekit/bench/internal/report"
+)
+
+// Report is a run with its circumstances: what gc.json holds.
+type Report struct {
+	report.Header
+	Sizes    []int    `json:"sizes"`
+	Template Job      `json:"job"`
+	Rounds   int      `json:"rounds"`
+	Caches   []Cache  `json:"caches"`
+	Results  []Result `json:"results"`
+}
+
+// Cache describes a measured cache.
+type Cache struct {
+	Name   string `json:"name"`
+	Kind   string `json:"kind"`
+	Config string `json:"config"`
+}
+
+// Describe returns the descriptions of the named caches.
+func Describe(names []string) []Cache {
+	var out []Cache
+	for _, n := range names {
+		info, _ := adapter.LookupString(n)
+		out = append(out, Cache{Name: n, Kind: string(info.Kind), Config: info.Config})
+	}
+	return out
+}
+
+// Row is a cache's medians over the rounds at one size.
+type Row struct {
+	Cache       string
+	Entries     int
+	Held        int
+	HeapMB      float64
+	RSSMB       float64
+	ObjectsM    float64
+	ForcedMs    float64
+	ForcedCPUms float64 // per forced collection
+	Window      float64 // seconds
+	Cycles      float64
+	GCCPUPerSec float64
+	MaxPauseUs  float64
+	P50us       float64
+	P99us       float64
+	P999us      float64
+	MaxUs       float64
+	ChurnPerSec float64
+}
+
+// Row returns the medians of a cache's results with the given entries.
+func (r *Report) Row(cache string, entries int) (Row, bool) {
+	var rs []Result
+	for _, res := range r.Results {
+		if res.Cache == cache && res.Entries == entries {
+			rs = append(rs, res)
+		}
+	}
+	if len(rs) == 0 {
+		return Row{}, false
+	}
+	med := func(f func(Result) float64) float64 {
+		var xs []float64
+		for _, x := range rs {
+			xs = append(xs, f(x))
+		}
+		return report.Median(xs)
+	}
+	d := func(t time.Duration) float64 { return float64(t) / float64(time.Microsecond) }
+	return Row{
+		Cache:       cache,
+		Entries:     entries,
+		Held:        int(med(func(x Result) float64 { return float64(x.Held) })),
+		HeapMB:      med(func(x Result) float64 { return float64(x.Memory.HeapInuse) / (1 << 20) }),
+		RSSMB:       med(func(x Result) float64 { return float64(x.Memory.RSS) / (1 << 20) }),
+		ObjectsM:    med(func(x Result) float64 { return float64(x.Memory.HeapObjects) / 1e6 }),
+		ForcedMs:    med(func(x Result) float64 { return d(x.ForcedMedian()) / 1000 }),
+		ForcedCPUms: med(func(x Result) float64 { return 1000 * x.ForcedCPU / float64(max(len(x.Forced), 1)) }),
+		Window:      med(func(x Result) float64 { return x.Window.Seconds() }),
+		Cycles:      med(func(x Result) float64 { return float64(x.Cycles) }),
+		GCCPUPerSec: med(Result.GCCPUPerSecond),
+		MaxPauseUs:  med(func(x Result) float64 { return d(x.MaxPause) }),
+		P50us:       med(func(x Result) float64 { return d(x.P50) }),
+		P99us:       med(func(x Result) float64 { return d(x.P99) }),
+		P999us:      med(func(x Result) float64 { return d(x.P999) }),
+		MaxUs:       med(func(x Result) float64 { return d(x.MaxLatency) }),
+		ChurnPerSec: med(func(x Result) float64 { return float64(x.ChurnSets) / max(x.Window.Seconds(), 1e-9) }),
+	}, true
+}
+
+// names returns the baseline and the caches, in report order.
+func (r *Report) names() []string {
+	out := []string{None}
+	for _, c := range r.Caches {
+		out = append(out, c.Name)
+	}
+	return out
+}
+
+// SizeLabel names a size in the tables: "empty", "2M", "10M", "500k".
+func SizeLabel(n int) string {
+	switch {
+	case n == 0:
+		return "empty"
+	case n%1_000_000 == 0:
+		return fmt.Sprintf("%dM", n/1_000_000)
+	case n%1000 == 0:
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return report.Thousands(n)
+}
+
+// SummaryTable returns one figure of every cache at every size.
+func (r *Report) SummaryTable(what string, f func(Row) string) string {
+	cols := []string{"cache"}
+	for _, s := range r.Sizes {
+		cols = append(cols, ">"+what+", "+SizeLabel(s))
+	}
+	t := report.NewTable(cols...)
+	for _, n := range r.names() {
+		row := []string{n}
+		any := false
+		for _, s := range r.Sizes {
+			x, ok := r.Row(n, s)
+			if !ok {
+				row = append(row, "–")
+				continue
+			}
+			any = true
+			row = append(row, f(x))
+		}
+		if any {
+			t.Row(row...)
+		}
+	}
+	return t.String()
+}
+
+// DetailTable returns every figure of every cache at one size.
+func (r *Report) DetailTable(size int, names []string) string {
+	t := report.NewTable("cache", ">entries held", ">heap MB", ">resident MB", ">heap objects (M)", ">forced GC ms", ">GC CPU ms per forced GC",
+		">churn s", ">GC cycles", ">GC CPU s per s", ">longest STW pause µs", ">request p50 µs", ">p99 µs", ">p99.9 µs", ">max µs")
+	if names == nil {
+		names = r.names()
+	}
+	for _, n := range names {
+		x, ok := r.Row(n, size)
+		if !ok {
+			continue
+		}
+		held := fmt.Sprint(x.Held)
+		if n == None {
+			held = "–"
+		}
+		t.Row(n, held, f1(x.HeapMB), f1(x.RSSMB), fmt.Sprintf("%.2f", x.ObjectsM), fmt.Sprintf("%.2f", x.ForcedMs), fmt.Sprintf("%.1f", x.ForcedCPUms),
+			fmt.Sprintf("%.1f", x.Window), fmt.Sprintf("%.0f", x.Cycles), fmt.Sprintf("%.3f", x.GCCPUPerSec), f0(x.MaxPauseUs),
+			f1(x.P50us), f1(x.P99us), f1(x.P999us), f0(x.MaxUs))
+	}
+	return t.String()
+}
+
+func f0(x float64) string { return fmt.Sprintf("%.0f", x) }
+func f1(x float64) string { return fmt.Sprintf("%.1f", x) }
+
+// Charts draws the forced-GC and p99.9 charts of the sizes above 0 into
+// dir, named prefix-forced.png and prefix-p999.png, for the named caches
+// (all and the baseline if nil), and returns their names.
+func (r *Report) Charts(dir, prefix string, names []string) ([]string, error) {
+	if names == nil {
+		names = r.names()
+	}
+	forced := chart.Bars{Title: "Duration of a forced GC", Label: "ms (less is better)", Categories: names}
+	p999 := chart.Bars{Title: "p99.9 latency of an unrelated request loop during churn", Label: "µs (less is better)", Categories: names}
+	for _, s := range r.Sizes {
+		fs := chart.Series{Name: SizeLabel(s) + " entries"}
+		ps := chart.Series{Name: SizeLabel(s) + " entries"}
+		if s == 0 {
+			fs.Name, ps.Name = "empty", "empty"
+		}
+		for _, n := range names {
+			x, ok := r.Row(n, s)
+			if !ok && n == None {
+				x, ok = r.Row(n, 0) // the baseline has no size
+			}
+			if !ok {
+				fs.Values = append(fs.Values, 0)
+				ps.Values = append(ps.Values, 0)
+				continue
+			}
+			fs.Values = append(fs.Values, x.ForcedMs)
+			ps.Values = append(ps.Values, x.P999us)
+		}
+		forced.Series = append(forced.Series, fs)
+		p999.Series = append(p999.Series, ps)
+	}
+	files := []string{prefix + "-forced.png", prefix + "-p999.png"}
+	if err := forced.WriteFile(filepath.Join(dir, files[0])); err != nil {
+		return nil, err
+	}
+	if err := p999.WriteFile(filepath.Join(dir, files[1])); err != nil {
+		return nil, err
+	}
+	return files, nil
+}
+
+// Method describes the experiment, for the documents.
+func (r *Report) MethodText() string {
+	j := r.Template
+	return fmt.Sprintf("Each cache is built in a fresh process and filled with N entries: keys `key:0` … `key:N−1`, values of %d fresh bytes each "+
+		"(\"empty\": built for %s entries and left empty). Then, with nothing else running:\n\n"+
+		"1. **forced GC**: `runtime.GC()` %d times; the median wall-clock duration, and the GC CPU time per collection from `runtime/metrics` "+
+		"(`/cpu/classes/gc/total:cpu-seconds`, which counts every P's mark work).\n"+
+		"2. **churn**: one goroutine replaces the values of random existing keys (%s of them, drawn from the whole key space) at %s Sets/s, "+
+		"with fresh %d-byte values (without entries it allocates the values and drops them, so the allocation rate is the same), while a second "+
+		"goroutine runs an unrelated request loop: %s requests/s, each allocating about 16 KiB in 18 objects (a map of 16 buffers and a response), "+
+		"in bursts of a millisecond's worth; each request's latency goes into a histogram (1.6%% resolution). The window lasts at least %s and until "+
+		"%d collections have finished (at most %s): a heap of millions of objects is collected rarely, and each collection is long. "+
+		"**GC CPU s per s** is the GC's CPU time over the window divided by its length (on %d Ps, 1.0 would be a whole core); the longest "+
+		"stop-the-world pause comes from `/sched/pauses/total/gc:seconds` (to its histogram's bucket).\n\n"+
+		"GOGC is left at its default (100), as most programs run.",
+		j.ValueBytes, SizeLabel(slices.Max(r.Sizes)), j.ForcedGCs, report.Thousands(min(1<<16, slices.Max(r.Sizes))), report.Thousands(j.ChurnRate), j.ValueBytes,
+		report.Thousands(j.RequestRate), j.MinWindow, j.MinCycles, j.MaxWindow, r.GOMAXPROCS)
+}
+
+// Markdown renders gc.md.
+func (r *Report) Markdown(charts []string) string {
+	var b strings.Builder
+	b.WriteString(r.Header.Markdown("GC impact: what a full cache costs the collector", "bench/cmd/gc (make bench BENCH=gc)"))
+	b.WriteString(r.MethodText())
+	b.WriteString(" The baseline **none** is the same process without any cache. docs/benchmarks/README.md discusses the method.\n\n")
+	b.WriteString("## Forced GC (ms, median)\n\n")
+	b.WriteString(r.SummaryTable("ms", func(x Row) string { return fmt.Sprintf("%.2f", x.ForcedMs) }))
+	b.WriteString("## Request loop p99.9 during churn (µs)\n\n")
+	b.WriteString(r.SummaryTable("µs", func(x Row) string { return f1(x.P999us) }))
+	b.WriteString("## GC CPU during churn (CPU seconds per second)\n\n")
+	b.WriteString(r.SummaryTable("s/s", func(x Row) string { return fmt.Sprintf("%.3f", x.GCCPUPerSec) }))
+	for _, c := range charts {
+		fmt.Fprintf(&b, "![%s](%s)\n\n", strings.TrimSuffix(c, ".png"), c)
+	}
+	for _, s := range r.Sizes {
+		fmt.Fprintf(&b, "## Details: %s\n\n", sizeTitle(s))
+		b.WriteString(r.DetailTable(s, nil))
+	}
+	b.WriteString("## Caches\n\n")
+	t := report.NewTable("cache", "configuration")
+	for _, c := range r.Caches {
+		t.Row(c.Name, c.Config)
+	}
+	b.WriteString(t.String())
+	return b.String()
+}
+
+func sizeTitle(s int) string {
+	if s == 0 {
+		return "empty caches (and no cache at all)"
+	}
+	return report.Thousands(s) + " entries"
+}
