@@ -61,6 +61,9 @@ var (
 // ServeHTTP serves the API; see the package documentation.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	// The Date header, formatted once a second instead of by net/http for
+	// every response.
+	w.Header()["Date"] = s.date(start)
 	rt, code := routeOther, 0
 	defer func() {
 		if p := recover(); p != nil {
@@ -74,6 +77,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.counters.observe(rt, code, time.Since(start))
 	}()
 	rt, code = s.dispatch(w, r)
+}
+
+// dateValue is a formatted Date header and the second it stands for.
+type dateValue struct {
+	sec int64
+	v   []string
+}
+
+func (s *Server) date(now time.Time) []string {
+	sec := now.Unix()
+	if d := s.dateCache.Load(); d != nil && d.sec == sec {
+		return d.v
+	}
+	d := &dateValue{sec: sec, v: []string{now.UTC().Format(http.TimeFormat)}}
+	s.dateCache.Store(d)
+	return d.v
 }
 
 func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) (route, int) {
@@ -270,7 +289,8 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 		}
 		return s.fail(w, newAPIError(http.StatusBadRequest, msg))
 	}
-	n := 0
+	// Check every message, collecting them, then store them all.
+	b.msgs = b.msgs[:0]
 	err = parseMessages(body, func(id, entry []byte) error {
 		if e := checkKey(id, s.o.MaxKeyBytes); e != nil {
 			return e
@@ -278,7 +298,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 		if len(entry) > s.o.MaxValueBytes {
 			return errValueTooLarge
 		}
-		n++
+		b.msgs = append(b.msgs, message{id: id, entry: entry})
 		return nil
 	})
 	if err != nil {
@@ -289,22 +309,19 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 		return s.fail(w, newAPIError(http.StatusBadRequest, err.Error()))
 	}
 	stored := 0
-	err = parseMessages(body, func(id, entry []byte) error {
-		b.tmp = append(append(b.tmp[:0], kindJSON), entry...)
-		if err := s.cache.Set(id, b.tmp, ttl); err != nil {
-			return err
+	for _, m := range b.msgs {
+		b.tmp = append(append(b.tmp[:0], kindJSON), m.entry...)
+		if err := s.cache.Set(m.id, b.tmp, ttl); err != nil {
+			// Not bad input (it was all checked): the store is closing.
+			s.counters.entriesStored.Add(uint64(stored))
+			return s.fail(w, s.storeError(err))
 		}
 		stored++
 		if s.o.Tier != nil {
-			s.tierSet(r.Context(), id, b.tmp, ttl)
+			s.tierSet(r.Context(), m.id, b.tmp, ttl)
 		}
-		return nil
-	})
-	s.counters.entriesStored.Add(uint64(stored))
-	if err != nil {
-		// Not bad input (it was all checked): the store is closing.
-		return s.fail(w, s.storeError(err))
 	}
+	s.counters.entriesStored.Add(uint64(stored))
 	w.Header()["Content-Type"] = ctJSON
 	out := strconv.AppendInt(append(b.tmp[:0], `{"stored":`...), int64(stored), 10)
 	w.Write(append(out, "}\n"...))

@@ -184,13 +184,21 @@ func skipValue(b []byte, i int) int {
 
 // skipString returns the index just after the string literal at b[i].
 func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
+	i++
+	for {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return len(b)
+		}
+		i += q
+		// The quote is escaped if an odd number of backslashes precede it.
+		n := 0
+		for j := i - 1; j >= 0 && b[j] == '\\'; j-- {
+			n++
+		}
+		if n%2 == 0 {
 			return i + 1
 		}
+		i++
 	}
-	return i
 }

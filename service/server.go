@@ -21,13 +21,14 @@ import (
 // Every method is safe for concurrent use. Serve (or ListenAndServe) may be
 // called once.
 type Server struct {
-	o        Options
-	cache    *bytecache.Cache
-	log      *slog.Logger
-	start    time.Time
-	counters counters
-	bufs     sync.Pool // *buffer
-	lastLog  atomic.Int64
+	o         Options
+	cache     *bytecache.Cache
+	log       *slog.Logger
+	start     time.Time
+	counters  counters
+	bufs      sync.Pool // *buffer
+	lastLog   atomic.Int64
+	dateCache atomic.Pointer[dateValue]
 
 	// connState, when set (tests), is the http.Server's ConnState hook.
 	connState func(net.Conn, http.ConnState)
@@ -35,10 +36,14 @@ type Server struct {
 
 // buffer is a request's scratch space, pooled.
 type buffer struct {
-	key []byte
-	val []byte
-	tmp []byte
+	key  []byte
+	val  []byte
+	tmp  []byte
+	msgs []message // the messages of a POST; they alias val
 }
+
+// message is one parsed message of a POST.
+type message struct{ id, entry []byte }
 
 // maxPooledBuffer is the largest buffer returned to the pool; larger ones
 // (large values, large POST bodies) are left to the garbage collector.
@@ -52,9 +57,11 @@ func (s *Server) getBuf() *buffer {
 }
 
 func (s *Server) putBuf(b *buffer) {
-	if cap(b.val) > maxPooledBuffer || cap(b.key) > maxPooledBuffer || cap(b.tmp) > maxPooledBuffer {
+	if cap(b.val) > maxPooledBuffer || cap(b.key) > maxPooledBuffer || cap(b.tmp) > maxPooledBuffer || cap(b.msgs) > 1024 {
 		return
 	}
+	clear(b.msgs) // ids with escapes were allocated apart
+	b.msgs = b.msgs[:0]
 	s.bufs.Put(b)
 }
 

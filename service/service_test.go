@@ -167,6 +167,9 @@ func TestRoutes(t *testing.T) {
 	if ct := r.header.Get("Content-Type"); ct != "application/octet-stream" {
 		t.Errorf("Content-Type %q, want application/octet-stream", ct)
 	}
+	if d, err := http.ParseTime(r.header.Get("Date")); err != nil || time.Since(d) > time.Minute || len(r.header["Date"]) != 1 {
+		t.Errorf("Date %q: %v", r.header["Date"], err)
+	}
 	r = ts.req(t, "HEAD", "/v1/entries/greeting", nil, "")
 	expect(r, 200, "")
 	if r.header.Get("Content-Length") != "5" {

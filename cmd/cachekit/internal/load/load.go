@@ -23,6 +23,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -55,22 +56,21 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		o.Seed = rand.Uint64() | 1
 	}
 	r := &runner{o: o}
-	if r.o.Client == nil || (r.o.RYW && r.o.RYWClient == nil) {
-		if r.o.Client == nil {
+	if err := r.parseURL(); err != nil {
+		return nil, err
+	}
+	if r.scheme != "http" {
+		// net/http for https: one client for the requests, another for
+		// the RYW reads, so that those use other connections.
+		for _, c := range []**http.Client{&r.defaultClient, &r.defaultRYWClient} {
 			tr := newTransport(o.Concurrency)
 			defer tr.CloseIdleConnections()
-			r.o.Client = &http.Client{Transport: tr}
-		}
-		if r.o.RYW && r.o.RYWClient == nil {
-			tr := newTransport(o.Concurrency)
-			defer tr.CloseIdleConnections()
-			r.o.RYWClient = &http.Client{Transport: tr}
+			*c = &http.Client{Transport: tr}
 		}
 	}
 	if o.RYW {
 		r.writes = newWriteLog()
 	}
-	r.base = strings.TrimSuffix(o.URL, "/")
 	r.stripes = make([]*recorder, min(o.Concurrency, 16))
 	for i := range r.stripes {
 		r.stripes[i] = newRecorder()
@@ -121,14 +121,22 @@ func newTransport(conns int) *http.Transport {
 }
 
 type runner struct {
-	o       Options
-	base    string // URL without a trailing slash
-	sched   *scheduler
-	start   time.Time
-	warmEnd time.Time
-	stripes []*recorder
-	writeNo atomic.Uint64 // numbers the written values
-	writes  *writeLog     // RYW check only
+	o        Options
+	scheme   string // http or https
+	host     string // the Host header
+	hostPort string // the address to dial
+	origin   string // scheme://host
+	prefix   string // API mode: the URL's path without its trailing slash
+	target   string // get mode: the request target (path and query), maybe with {key}
+
+	defaultClient, defaultRYWClient *http.Client // https only
+	sched                           *scheduler
+	start                           time.Time
+	warmEnd                         time.Time
+	stripes                         []*recorder
+	ttl                             string        // the Cache-TTL header of writes
+	writeNo                         atomic.Uint64 // numbers the written values
+	writes                          *writeLog     // RYW check only
 
 	// Live line state, owned by liveLoop.
 	liveHist *hdrhistogram.Histogram
@@ -143,11 +151,18 @@ type workerBuf struct {
 	sent   int64    // when it was sent, ns since the start
 	key    []byte
 	read   []byte // response body, for the RYW check
-	reader bytes.Reader
+	target []byte // request target
 }
 
 func (r *runner) work(ctx context.Context, rec *recorder) {
 	var b workerBuf
+	main := r.newSender(firstClient(r.o.Client, r.defaultClient))
+	defer main.close()
+	var check sender
+	if r.o.RYW {
+		check = r.newSender(firstClient(r.o.RYWClient, r.defaultRYWClient))
+		defer check.close()
+	}
 	paced := r.o.Rate > 0
 	for {
 		if ctx.Err() != nil {
@@ -162,7 +177,7 @@ func (r *runner) work(ctx context.Context, rec *recorder) {
 		}
 		sent := r.o.Clock.Now()
 		b.sent = int64(sent.Sub(r.start))
-		out := r.send(&b, j)
+		out := r.send(main, &b, j)
 		done := r.o.Clock.Now()
 		from := sent
 		if paced && !r.o.Closed {
@@ -175,7 +190,7 @@ func (r *runner) work(ctx context.Context, rec *recorder) {
 		warm := at.Before(r.warmEnd)
 		rec.record(j, out, done.Sub(from), done.Sub(sent), sent.Sub(j.intended), paced, warm)
 		if j.write && out.ok && r.o.RYW {
-			ryw := r.verify(&b, j)
+			ryw := r.verify(check, &b)
 			rec.recordRYW(ryw, warm)
 		}
 	}
@@ -218,28 +233,30 @@ func (r *runner) appendValue(dst []byte, seq uint64) []byte {
 }
 
 // send sends job j and reads its response.
-func (r *runner) send(b *workerBuf, j job) outcome {
-	ctx, cancel := context.WithTimeout(context.Background(), r.o.Timeout)
-	defer cancel()
-	var req *http.Request
-	var err error
+func (r *runner) send(snd sender, b *workerBuf, j job) outcome {
+	req := request{method: http.MethodGet}
 	switch {
 	case r.o.Mode == ModeGet:
-		u := r.o.URL
-		if strings.Contains(u, "{key}") {
+		b.target = append(b.target[:0], r.target...)
+		if i := strings.Index(r.target, "{key}"); i >= 0 {
 			b.key = r.appendKey(b.key[:0], j.key)
-			u = strings.ReplaceAll(u, "{key}", string(b.key))
+			b.target = b.target[:0]
+			rest := r.target
+			for ; i >= 0; i = strings.Index(rest, "{key}") {
+				b.target = append(append(b.target, rest[:i]...), b.key...)
+				rest = rest[i+len("{key}"):]
+			}
+			b.target = append(b.target, rest...)
 		}
-		req, err = http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	case !j.write:
 		b.key = r.appendKey(b.key[:0], j.key)
-		req, err = http.NewRequestWithContext(ctx, http.MethodGet, r.base+"/v1/entries/"+string(b.key), nil)
+		b.target = r.entryTarget(b.target[:0], b.key)
 	case r.o.WriteMethod == WritePut:
 		b.key = r.appendKey(b.key[:0], j.key)
+		b.target = r.entryTarget(b.target[:0], b.key)
 		b.seqs = append(b.seqs[:0], r.writeNo.Add(1))
 		b.value = r.appendValue(b.value[:0], b.seqs[0])
-		b.reader.Reset(b.value)
-		req, err = http.NewRequestWithContext(ctx, http.MethodPut, r.base+"/v1/entries/"+string(b.key), &b.reader)
+		req.method, req.body = http.MethodPut, b.value
 	default: // POST
 		b.body = b.body[:0]
 		b.seqs = b.seqs[:0]
@@ -265,42 +282,84 @@ func (r *runner) send(b *workerBuf, j job) outcome {
 		if r.o.Batch > 1 {
 			b.body = append(b.body, ']')
 		}
-		b.reader.Reset(b.body)
-		req, err = http.NewRequestWithContext(ctx, http.MethodPost, r.base+"/v1/entries", &b.reader)
-		if err == nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
+		b.target = append(append(b.target[:0], r.prefix...), "/v1/entries"...)
+		req.method, req.body, req.contentType = http.MethodPost, b.body, "application/json"
 	}
-	if err != nil {
-		return outcome{errKind: "bad request", errText: err.Error()}
-	}
+	req.target = b.target
 	if j.write && r.o.TTL > 0 {
-		req.Header.Set("Cache-TTL", r.o.TTL.String())
+		req.ttl = r.ttl
 	}
 	if j.write && r.writes != nil {
 		r.writes.begin(b.seqs)
 	}
-	resp, err := r.o.Client.Do(req)
+	status, _, err := snd.send(&req, false, nil)
 	if err != nil {
 		return failure(err)
 	}
-	_, err = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	if err != nil {
-		return failure(err)
-	}
-	if j.write && r.writes != nil && resp.StatusCode >= 200 && resp.StatusCode < 300 {
+	if j.write && r.writes != nil && status >= 200 && status < 300 {
 		// A failed write stays "in flight": it may or may not have been applied.
 		r.writes.finish(b.seqs, int64(r.o.Clock.Now().Sub(r.start)))
 	}
 	switch {
-	case r.o.Mode == ModeAPI && !j.write && resp.StatusCode == http.StatusNotFound:
+	case r.o.Mode == ModeAPI && !j.write && status == http.StatusNotFound:
 		return outcome{ok: true}
-	case resp.StatusCode >= 200 && resp.StatusCode < 400:
+	case status >= 200 && status < 400:
 		return outcome{ok: true, hit: !j.write}
 	default:
-		return outcome{errKind: "status " + strconv.Itoa(resp.StatusCode)}
+		return outcome{errKind: "status " + strconv.Itoa(status)}
 	}
+}
+
+// entryTarget appends the request target of key's entry.
+func (r *runner) entryTarget(dst, key []byte) []byte {
+	dst = append(dst, r.prefix...)
+	dst = append(dst, "/v1/entries/"...)
+	return append(dst, key...)
+}
+
+// parseURL splits Options.URL into what the senders need.
+func (r *runner) parseURL() error {
+	u, err := url.Parse(r.o.URL)
+	if err != nil {
+		return fmt.Errorf("load: URL: %w", err)
+	}
+	r.scheme, r.host = u.Scheme, u.Host
+	r.origin = u.Scheme + "://" + u.Host
+	r.hostPort = u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		r.hostPort = net.JoinHostPort(u.Hostname(), port)
+	}
+	r.prefix = strings.TrimSuffix(u.EscapedPath(), "/")
+	// The target as written (url.URL would escape the braces of {key}):
+	// what follows scheme://authority, without the fragment.
+	rest := r.o.URL[strings.Index(r.o.URL, "://")+3:]
+	if i := strings.IndexAny(rest, "/?"); i >= 0 {
+		rest = rest[i:]
+	} else {
+		rest = ""
+	}
+	rest, _, _ = strings.Cut(rest, "#")
+	if rest == "" || rest[0] == '?' {
+		rest = "/" + rest
+	}
+	r.target = rest
+	if r.o.TTL > 0 {
+		r.ttl = r.o.TTL.String()
+	}
+	return nil
+}
+
+func firstClient(cs ...*http.Client) *http.Client {
+	for _, c := range cs {
+		if c != nil {
+			return c
+		}
+	}
+	return nil
 }
 
 // rywResult is the result of one read-your-writes check.
@@ -315,29 +374,18 @@ const (
 )
 
 // verify reads back the key just written (b.key, b.value) through the RYW
-// client. Another worker may have written the same key meanwhile, so a read
+// sender. Another worker may have written the same key meanwhile, so a read
 // that returns another value is a mismatch only when that value was written
 // by a write that had completed before this one was sent (a stale value),
 // or was never written at all.
-func (r *runner) verify(b *workerBuf, j job) rywResult {
-	ctx, cancel := context.WithTimeout(context.Background(), r.o.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.base+"/v1/entries/"+string(b.key), nil)
+func (r *runner) verify(snd sender, b *workerBuf) rywResult {
+	b.target = r.entryTarget(b.target[:0], b.key)
+	status, read, err := snd.send(&request{method: http.MethodGet, target: b.target}, true, b.read[:0])
+	b.read = read
 	if err != nil {
 		return rywError
 	}
-	resp, err := r.o.RYWClient.Do(req)
-	if err != nil {
-		return rywError
-	}
-	defer resp.Body.Close()
-	buf := bytes.NewBuffer(b.read[:0])
-	_, err = io.Copy(buf, io.LimitReader(resp.Body, int64(len(b.value))+64))
-	b.read = buf.Bytes()
-	if err != nil {
-		return rywError
-	}
-	switch resp.StatusCode {
+	switch status {
 	case http.StatusOK:
 	case http.StatusNotFound:
 		return rywMissing

@@ -115,9 +115,13 @@ type Options struct {
 	LiveTerminal bool
 	// LiveInterval is the period of the live line. Default 1s.
 	LiveInterval time.Duration
-	// Client sends the requests, RYWClient the read-your-writes reads; a
-	// separate client keeps the check's read on another connection.
-	// Default: clients with their own transports sized for Concurrency.
+	// Client sends the requests, RYWClient the read-your-writes reads
+	// (give them separate transports, so that the check reads on other
+	// connections). Default: for http URLs, a built-in HTTP/1.1 client
+	// with one connection per worker for its requests and another for its
+	// checks (it costs about half the CPU of net/http's client, which
+	// matters when the generator shares the machine with the server); for
+	// https URLs, net/http clients with their own transports.
 	Client    *http.Client
 	RYWClient *http.Client
 	// Clock schedules and timestamps requests. Default: the real clock.

@@ -1,0 +1,332 @@
+package load
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// request is one HTTP request to send.
+type request struct {
+	method      string
+	target      []byte // the request target: path and query
+	contentType string // "" for none
+	ttl         string // the Cache-TTL header, "" for none
+	body        []byte // nil for none
+}
+
+// sender sends requests, one at a time: each worker owns its senders, so a
+// worker's read-your-writes check (its second sender) uses another
+// connection than its writes.
+type sender interface {
+	// send sends req and returns the response's status; with keep, the
+	// body is appended to dst and returned, else it is discarded.
+	send(req *request, keep bool, dst []byte) (status int, body []byte, err error)
+	close()
+}
+
+// newSender returns the sender of one worker: a built-in HTTP/1.1 client
+// with a connection of its own for http URLs (it costs about half the CPU
+// of net/http's client, which matters when the generator shares the
+// machine with the server), net/http for https or when Options gives a
+// client.
+func (r *runner) newSender(c *http.Client) sender {
+	if c == nil && r.scheme == "http" {
+		return &rawSender{addr: r.hostPort, host: r.host, timeout: r.o.Timeout}
+	}
+	if c == nil {
+		c = r.defaultClient
+	}
+	return &stdSender{client: c, origin: r.origin, timeout: r.o.Timeout}
+}
+
+// stdSender sends through a net/http client.
+type stdSender struct {
+	client  *http.Client
+	origin  string // scheme://host
+	timeout time.Duration
+	reader  bytes.Reader
+}
+
+func (s *stdSender) send(req *request, keep bool, dst []byte) (int, []byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	var body io.Reader
+	if req.body != nil {
+		s.reader.Reset(req.body)
+		body = &s.reader
+	}
+	hr, err := http.NewRequestWithContext(ctx, req.method, s.origin+string(req.target), body)
+	if err != nil {
+		return 0, dst, err
+	}
+	if req.contentType != "" {
+		hr.Header.Set("Content-Type", req.contentType)
+	}
+	if req.ttl != "" {
+		hr.Header.Set("Cache-TTL", req.ttl)
+	}
+	resp, err := s.client.Do(hr)
+	if err != nil {
+		return 0, dst, err
+	}
+	defer resp.Body.Close()
+	if keep {
+		buf := bytes.NewBuffer(dst)
+		_, err = io.Copy(buf, resp.Body)
+		dst = buf.Bytes()
+	} else {
+		_, err = io.Copy(io.Discard, resp.Body)
+	}
+	return resp.StatusCode, dst, err
+}
+
+func (s *stdSender) close() {}
+
+// rawSender is a minimal HTTP/1.1 client over one kept-alive connection:
+// it writes each request with one system call and parses the status line,
+// Content-Length, Transfer-Encoding: chunked and Connection: close. A
+// broken connection is redialled for the next request; a request that
+// fails on a reused connection before any byte of the response arrived
+// (the server closed it while idle) is sent once more on a new one.
+type rawSender struct {
+	addr    string // host:port to dial
+	host    string // the Host header
+	timeout time.Duration
+	conn    net.Conn
+	br      *bufio.Reader
+	wbuf    []byte
+}
+
+var (
+	errBadResponse = errors.New("malformed HTTP response")
+	errHeaderLarge = errors.New("HTTP response header too large")
+)
+
+func (s *rawSender) close() {
+	if s.conn != nil {
+		s.conn.Close()
+		s.conn = nil
+	}
+}
+
+func (s *rawSender) send(req *request, keep bool, dst []byte) (int, []byte, error) {
+	s.wbuf = s.appendRequest(s.wbuf[:0], req)
+	for attempt := 0; ; attempt++ {
+		reused := s.conn != nil
+		if !reused {
+			d := net.Dialer{Timeout: s.timeout, KeepAlive: 30 * time.Second}
+			c, err := d.Dial("tcp", s.addr)
+			if err != nil {
+				return 0, dst, err
+			}
+			s.conn = c
+			if s.br == nil {
+				s.br = bufio.NewReaderSize(c, 16<<10)
+			} else {
+				s.br.Reset(c)
+			}
+		}
+		status, body, started, err := s.roundTrip(keep, dst)
+		if err == nil {
+			return status, body, nil
+		}
+		s.close()
+		if !reused || started || attempt > 0 || !retryable(err) {
+			return 0, dst, err
+		}
+	}
+}
+
+func retryable(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+func (s *rawSender) appendRequest(b []byte, req *request) []byte {
+	b = append(b, req.method...)
+	b = append(b, ' ')
+	b = append(b, req.target...)
+	b = append(b, " HTTP/1.1\r\nHost: "...)
+	b = append(b, s.host...)
+	b = append(b, "\r\nUser-Agent: cachekit-load\r\n"...)
+	if req.contentType != "" {
+		b = append(b, "Content-Type: "...)
+		b = append(b, req.contentType...)
+		b = append(b, "\r\n"...)
+	}
+	if req.ttl != "" {
+		b = append(b, "Cache-TTL: "...)
+		b = append(b, req.ttl...)
+		b = append(b, "\r\n"...)
+	}
+	if req.body != nil {
+		b = append(b, "Content-Length: "...)
+		b = strconv.AppendInt(b, int64(len(req.body)), 10)
+		b = append(b, "\r\n"...)
+	}
+	b = append(b, "\r\n"...)
+	return append(b, req.body...)
+}
+
+// roundTrip writes s.wbuf and reads the response; started reports whether
+// any byte of the response arrived.
+func (s *rawSender) roundTrip(keep bool, dst []byte) (status int, body []byte, started bool, err error) {
+	if err := s.conn.SetDeadline(time.Now().Add(s.timeout)); err != nil {
+		return 0, dst, false, err
+	}
+	if _, err := s.conn.Write(s.wbuf); err != nil {
+		return 0, dst, false, err
+	}
+	var line []byte
+	for {
+		line, err = s.readLine()
+		if err != nil {
+			return 0, dst, len(line) > 0, err
+		}
+		started = true
+		// HTTP/1.x NNN reason
+		if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+			return 0, dst, true, errBadResponse
+		}
+		status, err = strconv.Atoi(string(line[9:12]))
+		if err != nil {
+			return 0, dst, true, errBadResponse
+		}
+		closeConn := line[7] == '0' // HTTP/1.0 closes unless told otherwise
+		length, chunked := int64(-1), false
+		for {
+			h, err := s.readLine()
+			if err != nil {
+				return 0, dst, true, err
+			}
+			h = bytes.TrimRight(h, "\r\n")
+			if len(h) == 0 {
+				break
+			}
+			name, value, ok := bytes.Cut(h, []byte(":"))
+			if !ok {
+				return 0, dst, true, errBadResponse
+			}
+			value = bytes.TrimSpace(value)
+			switch {
+			case bytes.EqualFold(name, []byte("Content-Length")):
+				length, err = strconv.ParseInt(string(value), 10, 64)
+				if err != nil || length < 0 {
+					return 0, dst, true, errBadResponse
+				}
+			case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+				chunked = bytes.EqualFold(value, []byte("chunked"))
+			case bytes.EqualFold(name, []byte("Connection")):
+				if bytes.EqualFold(value, []byte("close")) {
+					closeConn = true
+				} else if bytes.EqualFold(value, []byte("keep-alive")) {
+					closeConn = false
+				}
+			}
+		}
+		if status >= 100 && status < 200 && status != 101 {
+			continue // an interim response: the real one follows
+		}
+		switch {
+		case status == 204 || status == 304:
+		case chunked:
+			dst, err = s.readChunked(keep, dst)
+		case length >= 0:
+			dst, err = s.readN(length, keep, dst)
+		default: // the body lasts until the connection closes
+			closeConn = true
+			dst, err = s.readToEOF(keep, dst)
+		}
+		if err != nil {
+			return 0, dst, true, err
+		}
+		if closeConn {
+			s.close()
+		}
+		return status, dst, true, nil
+	}
+}
+
+func (s *rawSender) readLine() ([]byte, error) {
+	line, err := s.br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		return line, errHeaderLarge
+	}
+	return line, err
+}
+
+func (s *rawSender) readN(n int64, keep bool, dst []byte) ([]byte, error) {
+	if !keep {
+		_, err := s.br.Discard(int(n))
+		return dst, unexpected(err)
+	}
+	start := len(dst)
+	dst = append(dst, make([]byte, n)...)
+	_, err := io.ReadFull(s.br, dst[start:])
+	return dst, unexpected(err)
+}
+
+func (s *rawSender) readToEOF(keep bool, dst []byte) ([]byte, error) {
+	if !keep {
+		_, err := io.Copy(io.Discard, s.br)
+		return dst, err
+	}
+	buf := bytes.NewBuffer(dst)
+	_, err := io.Copy(buf, s.br)
+	return buf.Bytes(), err
+}
+
+func (s *rawSender) readChunked(keep bool, dst []byte) ([]byte, error) {
+	for {
+		line, err := s.readLine()
+		if err != nil {
+			return dst, unexpected(err)
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if i := bytes.IndexByte(line, ';'); i >= 0 {
+			line = line[:i]
+		}
+		size, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
+		if err != nil || size < 0 {
+			return dst, errBadResponse
+		}
+		if size == 0 { // trailers, then an empty line
+			for {
+				t, err := s.readLine()
+				if err != nil {
+					return dst, unexpected(err)
+				}
+				if len(bytes.TrimRight(t, "\r\n")) == 0 {
+					return dst, nil
+				}
+			}
+		}
+		if dst, err = s.readN(size, keep, dst); err != nil {
+			return dst, err
+		}
+		if crlf, err := s.readLine(); err != nil || len(bytes.TrimRight(crlf, "\r\n")) != 0 {
+			if err == nil {
+				err = errBadResponse
+			}
+			return dst, unexpected(err)
+		}
+	}
+}
+
+// unexpected turns io.EOF in the middle of a response into
+// io.ErrUnexpectedEOF.
+func unexpected(err error) error {
+	if err == io.EOF {
+		return fmt.Errorf("%w (the body was cut short)", io.ErrUnexpectedEOF)
+	}
+	return err
+}
