@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +49,8 @@ type Cache struct {
 	hash   hasher
 	cf     config
 	closed atomic.Bool
+	// offHeap: chunks are mapped outside the Go heap.
+	offHeap bool
 }
 
 // shard is a store behind a lock, with the counters that readers update.
@@ -77,10 +81,25 @@ func New(opts Options) (*Cache, error) {
 	for n := cf.shards; n > 1; n >>= 1 {
 		c.shift--
 	}
+	c.offHeap = offHeapSupported && !cf.heap && 1<<c.cf.chunkShift >= os.Getpagesize()
 	for i := range c.shards {
 		c.shards[i].st = c.newStore()
 	}
+	if c.offHeap {
+		// Release the mapped chunks of a cache dropped without Close. The
+		// shards do not refer to c, so c can become unreachable.
+		runtime.AddCleanup(c, releaseShards, c.shards)
+	}
 	return c, nil
+}
+
+func releaseShards(shards []shard) {
+	for i := range shards {
+		sh := &shards[i]
+		sh.mu.Lock()
+		sh.st.reset()
+		sh.mu.Unlock()
+	}
 }
 
 // Must is like New but panics if opts are invalid. It suits package-level
@@ -94,7 +113,7 @@ func Must(opts Options) *Cache {
 }
 
 func (c *Cache) newStore() store {
-	return newStore(c.cf.ringSize, c.cf.chunkShift, &c.hash)
+	return newStore(c.cf.ringSize, c.cf.chunkShift, c.offHeap, c.hash)
 }
 
 // nowNano reads the clock, in Unix nanoseconds.
@@ -236,19 +255,19 @@ func (c *Cache) Delete(key []byte) bool {
 // entry has expired and up to O(entries) otherwise.
 func (c *Cache) Len() int {
 	n := 0
-	var now int64
-	haveNow := false
+	now := lazyNow{fn: c.nowNano}
 	for i := range c.shards {
 		sh := &c.shards[i]
-		sh.mu.Lock()
-		if sh.st.minExp != noExpiry {
-			if !haveNow {
-				now, haveNow = c.nowNano(), true
-			}
-			sh.st.sweep(now)
+		sh.mu.RLock()
+		count, sweep := sh.st.count, sh.st.minExp != noExpiry && sh.st.minExp <= now.get()
+		sh.mu.RUnlock()
+		if sweep {
+			sh.mu.Lock()
+			sh.st.sweep(now.get())
+			count = sh.st.count
+			sh.mu.Unlock()
 		}
-		n += sh.st.count
-		sh.mu.Unlock()
+		n += count
 	}
 	return n
 }

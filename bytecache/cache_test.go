@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -204,7 +205,15 @@ func TestTooLarge(t *testing.T) {
 // TestLargeValues stores values far larger than a chunk (and than 64 KiB)
 // across many wraps of the ring.
 func TestLargeValues(t *testing.T) {
-	c := newCache(t, Options{MaxBytes: 4 << 20, Shards: 2})
+	t.Run("heap", func(t *testing.T) { testLargeValues(t, onHeap(Options{MaxBytes: 4 << 20, Shards: 2})) })
+	t.Run("default", func(t *testing.T) { testLargeValues(t, Options{MaxBytes: 4 << 20, Shards: 2}) })
+	t.Run("small-chunks", func(t *testing.T) {
+		testLargeValues(t, withChunkShift(Options{MaxBytes: 4 << 20, Shards: 2}, 12))
+	})
+}
+
+func testLargeValues(t *testing.T, o Options) {
+	c := newCache(t, o)
 	model := map[string][]byte{}
 	for i := range 40 {
 		key := fmt.Sprintf("big%d", i%15)
@@ -374,6 +383,68 @@ func TestGetAllocs(t *testing.T) {
 		c.Has(key)
 	}); n != 0 {
 		t.Fatalf("Get allocates %v times per run", n)
+	}
+}
+
+// TestOffHeapRelease checks that chunks mapped outside the heap are
+// released by Close, Clear and LoadFrom, and for a cache dropped without
+// Close, by its cleanup.
+func TestOffHeapRelease(t *testing.T) {
+	if !offHeapSupported {
+		t.Skip("chunks live on the heap in this build")
+	}
+	base := mappedBytes.Load()
+	c := newCache(t, Options{MaxBytes: 4 << 20, Shards: 4})
+	if !c.offHeap {
+		t.Fatal("chunks on the heap")
+	}
+	for i := range 2000 {
+		set(t, c, fmt.Sprint(i), strings.Repeat("v", 1000), 0)
+	}
+	if got, want := mappedBytes.Load()-base, c.Stats().ChunkBytes; got != want || got != 4<<20 {
+		t.Fatalf("mapped %d bytes, stats %d", got, want)
+	}
+	var snap bytes.Buffer
+	if err := c.SaveTo(&snap); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LoadFrom(bytes.NewReader(snap.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if got := mappedBytes.Load() - base; got != c.Stats().ChunkBytes {
+		t.Fatalf("after LoadFrom: mapped %d bytes, stats %d", got, c.Stats().ChunkBytes)
+	}
+	if err := c.LoadFrom(bytes.NewReader(snap.Bytes()[:snap.Len()-1])); err == nil {
+		t.Fatal("truncated snapshot loaded")
+	}
+	if got := mappedBytes.Load() - base; got != c.Stats().ChunkBytes {
+		t.Fatalf("after a failed LoadFrom: mapped %d bytes, stats %d", got, c.Stats().ChunkBytes)
+	}
+	c.Clear()
+	if got := mappedBytes.Load() - base; got != 0 {
+		t.Fatalf("after Clear: %d bytes mapped", got)
+	}
+	set(t, c, "k", "v", 0)
+	c.Close()
+	if got := mappedBytes.Load() - base; got != 0 {
+		t.Fatalf("after Close: %d bytes mapped", got)
+	}
+
+	func() {
+		d := Must(Options{MaxBytes: 4 << 20, Shards: 4})
+		set(t, d, "k", "v", 0)
+	}()
+	if mappedBytes.Load() == base {
+		t.Fatal("nothing mapped")
+	}
+	// Wait for the dropped cache's cleanup, which runs after a collection.
+	deadline := time.Now().Add(10 * time.Second)
+	for mappedBytes.Load() != base {
+		if time.Now().After(deadline) {
+			t.Fatalf("a dropped cache's chunks were not released: %d bytes", mappedBytes.Load()-base)
+		}
+		runtime.GC()
+		runtime.Gosched()
 	}
 }
 

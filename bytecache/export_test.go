@@ -7,7 +7,18 @@ import "fmt"
 // forceCollisions makes the cache keep only the hash bits in mask, so keys
 // collide at will: mask 0 gives every key the same 64-bit hash. Call it
 // before storing anything.
-func (c *Cache) forceCollisions(mask uint64) { c.hash.mask = mask }
+func (c *Cache) forceCollisions(mask uint64) {
+	c.hash.mask = mask
+	for i := range c.shards {
+		c.shards[i].st.hash.mask = mask
+	}
+}
+
+// onHeap keeps the chunks on the Go heap.
+func onHeap(o Options) Options {
+	o.heap = true
+	return o
+}
 
 // withChunkShift sets the chunk size to 1<<shift bytes, so that entries
 // straddle chunks in small tests.

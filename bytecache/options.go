@@ -46,8 +46,12 @@ type Options struct {
 	// by reads that find an entry with one. Default time.Now.
 	Now func() time.Time
 
-	// chunkShift overrides the chunk size (tests). Default 0: 64 KiB.
+	// chunkShift overrides the chunk size (tests). Default 0: 1 MiB off
+	// the heap, 64 KiB on the heap.
 	chunkShift uint32
+	// heap keeps chunks on the Go heap where they could be mapped outside
+	// (tests).
+	heap bool
 }
 
 // ErrInvalidOptions is wrapped by every error that New returns.
@@ -65,6 +69,7 @@ type config struct {
 	shards     int
 	ringSize   uint32
 	chunkShift uint32
+	heap       bool
 	defaultTTL time.Duration
 	maxKey     int
 	maxValue   int
@@ -79,6 +84,7 @@ func (o *Options) config() (config, error) {
 		maxBytes:   o.MaxBytes,
 		shards:     o.Shards,
 		chunkShift: o.chunkShift,
+		heap:       o.heap,
 		defaultTTL: o.DefaultTTL,
 		maxKey:     o.MaxKeyBytes,
 		maxValue:   o.MaxValueBytes,
@@ -102,7 +108,10 @@ func (o *Options) config() (config, error) {
 	}
 	cf.ringSize = uint32(ring)
 	if cf.chunkShift == 0 {
-		cf.chunkShift = defaultChunkShift
+		cf.chunkShift = heapChunkShift
+		if offHeapSupported && !cf.heap {
+			cf.chunkShift = offHeapChunkShift
+		}
 	}
 	if cf.defaultTTL < 0 {
 		return bad("DefaultTTL %v is negative", cf.defaultTTL)

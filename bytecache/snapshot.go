@@ -40,6 +40,8 @@ const (
 	// readStep bounds how much LoadFrom allocates ahead of the bytes it has
 	// actually read, so a corrupt length cannot make it allocate much.
 	readStep = 1 << 20
+	// maxBlockLen bounds a block's payload: a batch plus the largest entry.
+	maxBlockLen = saveBatch + maxHeaderLen + maxKeyLimit + maxRingSize
 )
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -163,6 +165,45 @@ func (c *Cache) LoadFrom(r io.Reader) error {
 	for i := range stores {
 		stores[i] = c.newStore()
 	}
+	if err := c.readBlocks(r, stores); err != nil {
+		for i := range stores {
+			stores[i].releaseChunks()
+		}
+		return err
+	}
+
+	for i := range c.shards {
+		c.shards[i].mu.Lock()
+	}
+	defer func() {
+		for i := range c.shards {
+			c.shards[i].mu.Unlock()
+		}
+	}()
+	closed := c.closed.Load()
+	for i := range c.shards {
+		if closed {
+			stores[i].releaseChunks()
+			continue
+		}
+		st, ns := &c.shards[i].st, &stores[i]
+		// Keep positions growing (for iterations in progress) and the
+		// counters of Stats.
+		ns.head += st.head
+		ns.tail += st.head
+		ns.st = st.st
+		prev := *st
+		*st = *ns
+		prev.releaseChunks()
+	}
+	if closed {
+		return ErrClosed
+	}
+	return nil
+}
+
+// readBlocks reads a snapshot's blocks, after its header, into stores.
+func (c *Cache) readBlocks(r io.Reader, stores []store) error {
 	now := lazyNow{fn: c.nowNano}
 	now.get()
 	var (
@@ -176,6 +217,9 @@ func (c *Cache) LoadFrom(r io.Reader) error {
 		}
 		length := binary.LittleEndian.Uint32(bh[0:])
 		count := binary.LittleEndian.Uint32(bh[4:])
+		if length > maxBlockLen {
+			return corrupt("block %d claims %d bytes", block, length)
+		}
 		var err error
 		if payload, err = readN(r, payload, int(length)); err != nil {
 			return readErr(err, fmt.Sprintf("block %d", block))
@@ -188,7 +232,7 @@ func (c *Cache) LoadFrom(r io.Reader) error {
 			if uint64(count) != total {
 				return corrupt("end block counts %d entries, blocks held %d", count, total)
 			}
-			break
+			return nil
 		}
 		n, err := c.loadBlock(stores, payload, &now)
 		if err != nil {
@@ -199,28 +243,6 @@ func (c *Cache) LoadFrom(r io.Reader) error {
 		}
 		total += uint64(n)
 	}
-
-	for i := range c.shards {
-		c.shards[i].mu.Lock()
-	}
-	defer func() {
-		for i := range c.shards {
-			c.shards[i].mu.Unlock()
-		}
-	}()
-	if c.closed.Load() {
-		return ErrClosed
-	}
-	for i := range c.shards {
-		old, ns := &c.shards[i].st, &stores[i]
-		// Keep positions growing (for iterations in progress) and the
-		// counters of Stats.
-		ns.head += old.head
-		ns.tail += old.head
-		ns.st = old.st
-		*old = *ns
-	}
-	return nil
 }
 
 // loadBlock parses a block's payload and stores its entries in stores. It

@@ -3,6 +3,7 @@ package bytecache
 import (
 	"encoding/binary"
 	"math"
+	"sync/atomic"
 )
 
 // This file holds the single-threaded core of a shard: a ring of byte chunks
@@ -58,8 +59,12 @@ const (
 	// minRingSize is the smallest ring a shard may have.
 	minRingSize = 1 << 10
 
-	// defaultChunkShift sets the chunk size: 64 KiB.
-	defaultChunkShift = 16
+	// heapChunkShift sets the size of chunks on the Go heap: 64 KiB.
+	heapChunkShift = 16
+
+	// offHeapChunkShift sets the size of chunks mapped outside the Go
+	// heap: 1 MiB, so that a large cache needs few mappings.
+	offHeapChunkShift = 20
 
 	// minTableSize is the number of index slots allocated first.
 	minTableSize = 16
@@ -172,31 +177,74 @@ type store struct {
 	allocBytes int64 // bytes of allocated chunks
 	minExp     int64 // at most the smallest expiry of any entry in the ring
 
-	hash    *hasher
+	// offHeap: map chunks outside the Go heap; mapped[i] tells whether
+	// chunks[i] was mapped (a failed mapping falls back to the heap).
+	offHeap bool
+	mapped  []bool
+
+	hash    hasher
 	scratch []byte // contiguous copy of a straddling key (write lock held)
 	st      wstats
 }
 
-func newStore(ringSize uint32, chunkShift uint32, h *hasher) store {
+// mappedBytes counts the bytes of chunks mapped outside the heap, by all
+// caches (tests check that they are released).
+var mappedBytes atomic.Int64
+
+func newStore(ringSize uint32, chunkShift uint32, offHeap bool, h hasher) store {
 	n := (ringSize + 1<<chunkShift - 1) >> chunkShift
-	return store{
+	s := store{
 		chunks:     make([][]byte, n),
 		ringSize:   ringSize,
 		chunkShift: chunkShift,
 		minExp:     noExpiry,
 		hash:       h,
+		offHeap:    offHeap,
 	}
+	if offHeap {
+		s.mapped = make([]bool, n)
+	}
+	return s
+}
+
+// allocChunk allocates chunk ci.
+func (s *store) allocChunk(ci uint32) {
+	size := min(uint32(1)<<s.chunkShift, s.ringSize-ci<<s.chunkShift)
+	if s.offHeap {
+		if b, err := mapChunk(int(size)); err == nil {
+			s.chunks[ci], s.mapped[ci] = b, true
+			mappedBytes.Add(int64(size))
+			s.allocBytes += int64(size)
+			return
+		}
+	}
+	s.chunks[ci] = make([]byte, size)
+	s.allocBytes += int64(size)
+}
+
+// releaseChunks releases every chunk. Nothing may use them afterwards.
+func (s *store) releaseChunks() {
+	for i, c := range s.chunks {
+		if c != nil && s.offHeap && s.mapped[i] {
+			if unmapChunk(c) == nil {
+				mappedBytes.Add(-int64(len(c)))
+			}
+			s.mapped[i] = false
+		}
+		s.chunks[i] = nil
+	}
+	s.allocBytes = 0
 }
 
 // reset drops every entry and releases the chunks and the index; positions
 // keep growing.
 func (s *store) reset() {
-	clear(s.chunks)
+	s.releaseChunks()
 	s.table = nil
 	s.count = 0
 	s.tail = s.head
 	s.headOff, s.tailOff = 0, 0
-	s.liveBytes, s.allocBytes = 0, 0
+	s.liveBytes = 0
 	s.minExp = noExpiry
 	s.scratch = nil
 }
@@ -263,9 +311,7 @@ func (s *store) writeAt(off uint32, p []byte) uint32 {
 	for len(p) > 0 {
 		ci := off >> s.chunkShift
 		if s.chunks[ci] == nil {
-			size := min(uint32(1)<<s.chunkShift, s.ringSize-ci<<s.chunkShift)
-			s.chunks[ci] = make([]byte, size)
-			s.allocBytes += int64(size)
+			s.allocChunk(ci)
 		}
 		c, i := s.chunks[ci], int(off&(1<<s.chunkShift-1))
 		k := copy(c[i:], p)
