@@ -1,0 +1,172 @@
+package footprint
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/cachekit/cachekit/bench/internal/adapter"
+	"github.com/cachekit/cachekit/bench/internal/chart"
+	"github.com/cachekit/cachekit/bench/internal/report"
+)
+
+// Report is a run with its circumstances: what memory.json holds.
+type Report struct {
+	report.Header
+	Sizes   []int    `json:"sizes"`
+	TTL     string   `json:"ttl"`
+	Rounds  int      `json:"rounds"`
+	Caches  []string `json:"caches"`
+	Configs []string `json:"configs"`
+	Results []Result `json:"results"`
+}
+
+// Cell is a cache's medians at one size.
+type Cell struct {
+	Held        int
+	HeapPerEnt  float64 // bytes
+	RSSPerEnt   float64
+	HeapOverhd  float64 // HeapPerEnt − PairBytes
+	RSSOverhd   float64
+	ObjectsPerE float64
+}
+
+// Cell returns the medians of a cache's results at a size.
+func (r *Report) Cell(cache string, size int) (Cell, bool) {
+	var held, heap, rss, objs []float64
+	for _, x := range r.Results {
+		if x.Cache == cache && x.Entries == size {
+			held = append(held, float64(x.Held))
+			heap = append(heap, x.HeapPerEntry())
+			rss = append(rss, x.RSSPerEntry())
+			objs = append(objs, float64(x.Memory.HeapObjects)/float64(size))
+		}
+	}
+	if len(heap) == 0 {
+		return Cell{}, false
+	}
+	c := Cell{Held: int(report.Median(held)), HeapPerEnt: report.Median(heap), RSSPerEnt: report.Median(rss), ObjectsPerE: report.Median(objs)}
+	c.HeapOverhd = c.HeapPerEnt - PairBytes
+	c.RSSOverhd = c.RSSPerEnt - PairBytes
+	return c, true
+}
+
+func (r *Report) table(f func(Cell) float64, base string, skipBytes bool) string {
+	cols := []string{"cache"}
+	for _, s := range r.Sizes {
+		cols = append(cols, ">"+sizeLabel(s))
+	}
+	t := report.NewTable(cols...)
+	for _, c := range r.Caches {
+		if info, _ := adapter.LookupString(c); skipBytes && info.Kind == adapter.KindBytes {
+			continue
+		}
+		row := []string{c}
+		for _, s := range r.Sizes {
+			x, ok := r.Cell(c, s)
+			if !ok {
+				row = append(row, "–")
+				continue
+			}
+			v := fmt.Sprintf("%.0f", f(x))
+			if b, ok := r.Cell(base, s); ok && c != base && f(b) > 0 {
+				v += fmt.Sprintf(" (%.2f×)", f(x)/f(b))
+			}
+			if x.Held < s {
+				v += fmt.Sprintf(" [holds %d]", x.Held)
+			}
+			row = append(row, v)
+		}
+		t.Row(row...)
+	}
+	return t.String()
+}
+
+func sizeLabel(n int) string {
+	switch {
+	case n%1_000_000 == 0:
+		return fmt.Sprintf("%dM entries", n/1_000_000)
+	case n%1000 == 0:
+		return fmt.Sprintf("%dk entries", n/1000)
+	}
+	return report.Thousands(n) + " entries"
+}
+
+// HeapTable returns the heap overhead per entry of the caches of Go
+// values, with ratios to cachekit.
+func (r *Report) HeapTable() string {
+	return r.table(func(c Cell) float64 { return c.HeapOverhd }, "cachekit", true)
+}
+
+// RSSTable returns the resident overhead per entry, with ratios to
+// cachekit.
+func (r *Report) RSSTable() string {
+	return r.table(func(c Cell) float64 { return c.RSSOverhd }, "cachekit", false)
+}
+
+// Chart draws the heap overhead per entry against the size, to
+// dir/memory.png, for the caches of Go values (and the resident figure
+// for the byte caches), and returns the file's name.
+func (r *Report) Chart(dir string) (string, error) {
+	l := chart.Lines{Title: "Memory per entry beyond its 32 bytes of key and value (TTL set)", XLabel: "entries (log scale)",
+		YLabel: "bytes per entry (less is better)", LogX: true}
+	for _, s := range r.Sizes {
+		l.X = append(l.X, float64(s))
+	}
+	for _, c := range r.Caches {
+		info, _ := adapter.LookupString(c)
+		name := c + " (heap)"
+		f := func(x Cell) float64 { return x.HeapOverhd }
+		if info.Kind == adapter.KindBytes {
+			name = c + " (resident)"
+			f = func(x Cell) float64 { return x.RSSOverhd }
+		}
+		s := chart.Series{Name: name}
+		for _, size := range r.Sizes {
+			x, ok := r.Cell(c, size)
+			if !ok || f(x) > 2000 { // off the chart: see the table
+				s.Values = append(s.Values, math.NaN())
+				continue
+			}
+			s.Values = append(s.Values, f(x))
+		}
+		l.Series = append(l.Series, s)
+	}
+	name := "memory.png"
+	return name, l.WriteFile(filepath.Join(dir, name))
+}
+
+// Markdown renders memory.md.
+func (r *Report) Markdown(chartFile string) string {
+	var b strings.Builder
+	b.WriteString(r.Header.Markdown("Memory per entry", "bench/cmd/memory (make bench BENCH=memory)"))
+	fmt.Fprintf(&b, "Each cache is built in a fresh process for N entries, with a TTL of %s on every entry (where the cache has TTLs), and filled with N entries "+
+		"whose keys and values are pre-generated 16-byte strings (`key-000000000042`, `val-000000000042`), as otter's memory benchmark does. "+
+		"The figures are the growth of memory from before the cache was built to after the fill, each after a forced GC, divided by N, "+
+		"**minus the %d bytes of the key and value themselves** (for a cache of Go values, the two string headers it stores; the strings' bytes are shared "+
+		"with the benchmark's arrays, which exist before and after; for a byte cache, the 32 bytes it copies). Medians of %d rounds. "+
+		"A figure in brackets is the number of entries the cache actually held, when it held fewer than N.\n\n",
+		r.TTL, PairBytes, r.Rounds)
+	b.WriteString("## Go heap in use (`runtime.MemStats.HeapInuse`), bytes per entry\n\n")
+	b.WriteString("The measure otter publishes, for the caches of Go values. It does not see memory mapped outside the Go heap (fastcache's and bytecache's chunks), " +
+		"so the byte caches are only in the next table. In parentheses: as a multiple of cachekit's.\n\n")
+	b.WriteString(r.HeapTable())
+	b.WriteString("## Resident set, bytes per entry\n\n")
+	b.WriteString("Growth of the process's resident set (after the GC, free pages returned to the OS): every kind of memory, off-heap chunks included, " +
+		"in whole pages, so small caches are charged for pages they touched but did not fill.\n\n")
+	b.WriteString(r.RSSTable())
+	if chartFile != "" {
+		fmt.Fprintf(&b, "![memory per entry](%s)\n\n", chartFile)
+	}
+	b.WriteString("## Caches\n\n")
+	t := report.NewTable("cache", "configuration")
+	for i, c := range r.Caches {
+		t.Row(c, r.Configs[i])
+	}
+	b.WriteString(t.String())
+	fmt.Fprintf(&b, "The byte caches get a budget of N × (%d + 32) × 1.5 bytes (`adapter.ByteBudget`), enough for every entry; fastcache rounds it up to its minimum of 32 MiB. "+
+		"`map` is a plain `map[string]string` without a TTL: the floor for storing the pairs in a Go map. "+
+		"ristretto stores two hashes instead of the key, which makes it smaller than a cache that keeps its keys.\n", PairBytes)
+	return b.String()
+}
