@@ -45,7 +45,9 @@ type Result struct {
 }
 
 // HeapPerEntry returns the growth of the heap in use per entry.
-func (r Result) HeapPerEntry() float64 { return float64(r.Memory.HeapInuse) / float64(max(r.Entries, 1)) }
+func (r Result) HeapPerEntry() float64 {
+	return float64(r.Memory.HeapInuse) / float64(max(r.Entries, 1))
+}
 
 // RSSPerEntry returns the growth of the resident set per entry.
 func (r Result) RSSPerEntry() float64 { return float64(r.Memory.RSS) / float64(max(r.Entries, 1)) }
