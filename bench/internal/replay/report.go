@@ -1,0 +1,122 @@
+package replay
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/cachekit/cachekit/bench/internal/chart"
+	"github.com/cachekit/cachekit/bench/internal/report"
+)
+
+// Report is a run with its circumstances: what replay.json holds.
+type Report struct {
+	report.Header
+	Dir        string      `json:"traces_dir"`
+	Rounds     int         `json:"rounds"`
+	Goroutines []int       `json:"goroutines"`
+	Traces     []TraceInfo `json:"traces"`
+	Caches     []string    `json:"caches"`
+	Configs    []string    `json:"configs"`
+	Results    []Result    `json:"results"`
+}
+
+// Cell is a cache's medians on a trace with a goroutine count.
+type Cell struct {
+	HitRatio, ReadNs, WriteNs, PerSec float64
+}
+
+// Cell returns the medians of the matching results.
+func (r *Report) Cell(trace, cache string, g int) (Cell, bool) {
+	var hit, rd, wr, ps []float64
+	for _, x := range r.Results {
+		if x.Trace == trace && x.Cache == cache && x.Goroutines == g {
+			hit = append(hit, x.HitRatio())
+			rd = append(rd, x.ReadNs())
+			wr = append(wr, x.WriteNs())
+			ps = append(ps, x.PerSec())
+		}
+	}
+	if len(hit) == 0 {
+		return Cell{}, false
+	}
+	return Cell{report.Median(hit), report.Median(rd), report.Median(wr), report.Median(ps)}, true
+}
+
+// Table returns a trace's table with g goroutines, ratios to cachekit's
+// times.
+func (r *Report) Table(trace string, g int) string {
+	t := report.NewTable("cache", ">hit %", ">read ns/op", ">write ns/op", ">M requests/s")
+	base, hasBase := r.Cell(trace, "cachekit", g)
+	for _, c := range r.Caches {
+		x, ok := r.Cell(trace, c, g)
+		if !ok {
+			continue
+		}
+		rd, wr, ps := fmt.Sprintf("%.1f", x.ReadNs), fmt.Sprintf("%.1f", x.WriteNs), fmt.Sprintf("%.2f", x.PerSec/1e6)
+		if hasBase && c != "cachekit" {
+			rd += " (" + report.Ratio(x.ReadNs, base.ReadNs) + ")"
+			wr += " (" + report.Ratio(x.WriteNs, base.WriteNs) + ")"
+			ps += " (" + report.Ratio(x.PerSec, base.PerSec) + ")"
+		}
+		t.Row(c, fmt.Sprintf("%.2f", 100*x.HitRatio), rd, wr, ps)
+	}
+	return t.String()
+}
+
+// Chart draws the requests per second of every cache on every trace with
+// the most goroutines to dir/replay.png and returns the file's name.
+func (r *Report) Chart(dir string) (string, error) {
+	g := slices.Max(r.Goroutines)
+	ch := chart.Bars{Title: fmt.Sprintf("Trace replay with %d goroutines: requests per second", g), Label: "millions of requests per second (more is better)",
+		Categories: slices.Clone(r.Caches)}
+	for _, tr := range r.Traces {
+		s := chart.Series{Name: fmt.Sprintf("%s @%d", tr.Name, tr.Capacity)}
+		for _, c := range r.Caches {
+			x, _ := r.Cell(tr.Name, c, g)
+			s.Values = append(s.Values, x.PerSec/1e6)
+		}
+		ch.Series = append(ch.Series, s)
+	}
+	name := "replay.png"
+	return name, ch.WriteFile(filepath.Join(dir, name))
+}
+
+// Markdown renders replay.md.
+func (r *Report) Markdown(chartFile string) string {
+	var b strings.Builder
+	b.WriteString(r.Header.Markdown("Concurrent replay of real traces", "bench/cmd/replay (make bench BENCH=replay)"))
+	fmt.Fprintf(&b, "The method of the talk \"Building a Highly Concurrent Cache in Go\": N goroutines replay a trace together, taking batches of %d consecutive "+
+		"requests from a shared cursor; for each batch a goroutine Gets every key, then Sets the keys that missed. Each trace is replayed once per run, "+
+		"from an empty cache, through a fresh cache (%d rounds, caches interleaved, medians). Trace keys are scrambled by SplitMix64's finaliser, the same for every cache. "+
+		"As in the talk's batched lookups, a key that appears twice in one batch misses twice while it is absent.\n\n", Batch, r.Rounds)
+	b.WriteString("- **hit %**: the share of Gets that hit. A concurrent replay can hit less than the single-threaded one of hit-ratio.md: " +
+		"goroutines miss the same key at once, and caches drop buffered reads or writes under contention.\n")
+	b.WriteString("- **read ns/op**, **write ns/op**: the time a goroutine spent in Get per Get and in Set per Set (each batch's Gets timed together, its Sets together; " +
+		"as the talk's read-ns/op and write-ns/op). With more goroutines than cores this includes the time a goroutine waited for a core.\n")
+	b.WriteString("- **M requests/s**: requests replayed per second of wall-clock time, all goroutines together.\n\n")
+	b.WriteString("In parentheses: the figure as a multiple of cachekit's. The unbounded `xsync` map is the reference: its hit ratio is that of an infinite cache, its speed that of a concurrent map.\n\n")
+	tr := report.NewTable("trace", "capacity", ">requests", ">distinct keys")
+	for _, t := range r.Traces {
+		tr.Row(t.Name, report.Thousands(t.Capacity), report.Thousands(t.Requests), report.Thousands(t.Unique))
+	}
+	b.WriteString(tr.String())
+	if chartFile != "" {
+		fmt.Fprintf(&b, "![requests per second](%s)\n\n", chartFile)
+	}
+	for _, t := range r.Traces {
+		fmt.Fprintf(&b, "## %s @%s\n\n", t.Name, report.Thousands(t.Capacity))
+		for _, g := range r.Goroutines {
+			fmt.Fprintf(&b, "### %d goroutines\n\n", g)
+			b.WriteString(r.Table(t.Name, g))
+		}
+	}
+	b.WriteString("## Caches\n\n")
+	ct := report.NewTable("cache", "configuration")
+	for i, c := range r.Caches {
+		ct.Row(c, r.Configs[i])
+	}
+	b.WriteString(ct.String())
+	return b.String()
+}
