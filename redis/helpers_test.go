@@ -240,11 +240,25 @@ func newTier(t *testing.T, client goredis.UniversalClient, src loading.Loader[st
 	return c
 }
 
-// testPrefix is a key prefix unique to the test (and so an invalidation
-// channel of its own).
+// testPrefix is a key prefix unique to the test and to this run of it
+// (-count, and servers shared by the tests), and so an invalidation channel
+// of its own.
+// Every instance a test creates shares it.
 func testPrefix(t *testing.T) string {
-	return "t:" + strings.ReplaceAll(t.Name(), "/", ":") + ":"
+	if p, ok := prefixes.Load(t); ok {
+		return p.(string)
+	}
+	p := fmt.Sprintf("t:%s:%d:%d:", strings.ReplaceAll(t.Name(), "/", ":"), runID, prefixSeq.Add(1))
+	prefixes.Store(t, p)
+	t.Cleanup(func() { prefixes.Delete(t) })
+	return p
 }
+
+var (
+	runID     = time.Now().UnixNano()
+	prefixSeq atomic.Int64
+	prefixes  sync.Map // *testing.T → its prefix
+)
 
 // waitSubscribed waits until every cache's subscription is confirmed.
 func waitSubscribed(t *testing.T, caches ...*Cache[string]) {
@@ -329,4 +343,3 @@ func rawGet(t *testing.T, client goredis.UniversalClient, key string) (string, b
 	return v, true
 }
 
-var _ = fmt.Sprintf
