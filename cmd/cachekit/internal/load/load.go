@@ -164,6 +164,13 @@ func (r *runner) work(ctx context.Context, rec *recorder) {
 		defer check.close()
 	}
 	paced := r.o.Rate > 0
+	sleepUntil := r.o.Clock.SleepUntil
+	if _, real := r.o.Clock.(realClock); real && paced {
+		if ps, err := newPreciseSleeper(ctx); err == nil {
+			defer ps.close()
+			sleepUntil = ps.sleepUntil
+		}
+	}
 	for {
 		if ctx.Err() != nil {
 			return
@@ -172,7 +179,7 @@ func (r *runner) work(ctx context.Context, rec *recorder) {
 		if !ok {
 			return
 		}
-		if paced && !r.o.Clock.SleepUntil(ctx, j.intended) {
+		if paced && !sleepUntil(ctx, j.intended) {
 			return
 		}
 		sent := r.o.Clock.Now()

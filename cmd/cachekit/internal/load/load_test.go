@@ -505,3 +505,41 @@ func TestCancel(t *testing.T) {
 		t.Errorf("cancelled after the 10th request: %d requests, %d errors (%v)", rep.Requests, rep.Errors, rep.ErrorKinds)
 	}
 }
+
+func TestPreciseSleeper(t *testing.T) {
+	checkLeaks(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	s, err := newPreciseSleeper(ctx)
+	if err != nil {
+		t.Skipf("no precise sleeper here: %v", err)
+	}
+	defer s.close()
+	due := time.Now().Add(5 * time.Millisecond)
+	if !s.sleepUntil(ctx, due) || time.Now().Before(due) {
+		t.Fatal("woke before the due time")
+	}
+	if !s.sleepUntil(ctx, time.Now().Add(-time.Second)) {
+		t.Fatal("a past due time did not return at once")
+	}
+	done := make(chan bool)
+	go func() { done <- s.sleepUntil(ctx, time.Now().Add(time.Hour)) }()
+	cancel()
+	if <-done {
+		t.Fatal("an hour's sleep ended with true after the context was cancelled")
+	}
+}
+
+func TestPacedRun(t *testing.T) {
+	checkLeaks(t)
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	defer srv.Close()
+	start := time.Now()
+	rep, err := Run(context.Background(), Options{URL: srv.URL, Mode: ModeGet, Rate: 2000, Requests: 200, Concurrency: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last request is due 199/2000 s after the start.
+	if rep.Requests != 200 || rep.Errors != 0 || time.Since(start) < 99*time.Millisecond || rep.SendLag == nil {
+		t.Errorf("%d requests, %d errors in %v; send lag %+v", rep.Requests, rep.Errors, time.Since(start), rep.SendLag)
+	}
+}
