@@ -342,4 +342,3 @@ func rawGet(t *testing.T, client goredis.UniversalClient, key string) (string, b
 	}
 	return v, true
 }
-
