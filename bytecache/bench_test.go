@@ -3,6 +3,7 @@ package bytecache
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"sync/atomic"
 	"testing"
 )
@@ -87,6 +88,52 @@ func BenchmarkMixed(b *testing.B) {
 					i++
 				}
 			})
+		})
+	}
+}
+
+// BenchmarkGetSmall reads a working set that fits in the CPU caches: the
+// cost of the code rather than of memory.
+func BenchmarkGetSmall(b *testing.B) {
+	const n = 1 << 10
+	c := newCache(b, Options{MaxBytes: 32 << 20})
+	fill(b, c, n, 32)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		var k, dst []byte
+		i := uint64(0)
+		for pb.Next() {
+			k = benchKey(k, i%n)
+			var ok bool
+			if dst, ok = c.Get(dst[:0], k); !ok {
+				b.Fatal("miss")
+			}
+			i++
+		}
+	})
+}
+
+// BenchmarkGC measures a forced garbage collection with the cache holding
+// entries (values of 32 bytes): the entries should cost the collector
+// nothing.
+func BenchmarkGC(b *testing.B) {
+	for _, n := range []int{0, 1e6, 10e6} {
+		b.Run(fmt.Sprintf("entries=%d", n), func(b *testing.B) {
+			c := newCache(b, Options{MaxBytes: 1 << 30})
+			fill(b, c, n, 32)
+			if got := c.Len(); got != n {
+				b.Fatalf("Len %d, want %d", got, n)
+			}
+			runtime.GC()
+			b.ResetTimer()
+			for b.Loop() {
+				runtime.GC()
+			}
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
+			b.ReportMetric(float64(c.Stats().IndexBytes)/(1<<20), "index-MiB")
 		})
 	}
 }

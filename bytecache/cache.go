@@ -55,12 +55,13 @@ type Cache struct {
 
 // shard is a store behind a lock, with the counters that readers update.
 type shard struct {
-	mu sync.RWMutex
-	st store // guarded by mu
-
+	// The lock and the counters every read updates share a cache line.
+	mu         sync.RWMutex
 	hits       atomic.Uint64
 	misses     atomic.Uint64
 	collisions atomic.Uint64
+
+	st store // guarded by mu
 
 	_ [64]byte // keeps neighbouring shards' hot words apart
 }

@@ -15,30 +15,41 @@
 //
 // A cache is split into Shards, each with its own lock. A shard stores its
 // entries one after another in a ring of MaxBytes/Shards bytes, made of
-// 64 KiB chunks allocated on the Go heap when first written (the chunks
-// hold no pointers, so the garbage collector does not scan them). When the
-// ring is full, writing advances over the oldest entries, which are evicted:
-// eviction is first in, first out, by the time of the last Set. Setting a
-// key again writes a new entry at the head; the old one becomes dead space
-// reclaimed when the ring comes round to it.
+// chunks allocated when the ring first reaches them. When the ring is full,
+// writing advances over the oldest entries, which are evicted: eviction is
+// first in, first out, by the time of the last Set. Setting a key again
+// writes a new entry at the head; the old one becomes dead space, reclaimed
+// when the ring comes round to it.
+//
+// On Linux, macOS and the BSDs the chunks (1 MiB) are mapped outside the
+// Go heap with mmap: the garbage collector neither scans nor counts them,
+// so a large cache does not raise the heap's size or its collection goal,
+// and the kernel backs a chunk's pages only as they are first written.
+// Elsewhere, and in race-detector builds, the chunks (64 KiB) are pointer-
+// free objects on the Go heap, which the collector does not scan either.
+// Close (or Clear) releases them; a cache dropped without Close releases
+// its mapped chunks when the garbage collector finds it unreachable.
 //
 // Each shard's index is a single array of uint64 slots (open addressing,
 // linear probing), each holding 32 bits of the key's hash and the entry's
 // offset in the ring. The number of heap objects therefore depends on the
-// budget (one per chunk) and on Shards, never on the number of entries.
-// Lookups compare the stored key with the key sought in full, so a hash
-// collision never returns another key's value, and colliding keys coexist;
-// the hash (hash/maphash) has a random seed per cache.
+// budget (one per chunk at most) and on Shards, never on the number of
+// entries. Lookups compare the stored key with the key sought in full, so
+// a hash collision never returns another key's value, and colliding keys
+// coexist; the hash (hash/maphash) has a random seed per cache.
 //
 // # Memory
 //
 // The chunks never add up to more than MaxBytes (rounded down to a multiple
-// of Shards); Stats.ChunkBytes reports them. An entry takes its key and
-// value plus a header of 2 to 8 bytes, and 8 more if it has a TTL. The
-// indexes come on top: 8 bytes per slot, with between 4/3 and 8/3 slots per
-// live entry (the table doubles when three quarters full), so 11 to 22
-// bytes per live entry (Stats.IndexBytes). The fixed overhead beyond that
-// is about 100 bytes per shard plus 24 bytes per chunk.
+// of Shards); Stats.ChunkBytes reports them (mapped chunks are rounded up
+// to the page size by the kernel, which adds less than a page per shard).
+// An entry takes its key and value plus a header of 2 to 8 bytes, and 8
+// more if it has a TTL. The indexes come on top: 8 bytes per slot, with
+// between 4/3 and 8/3 slots per live entry (a table doubles when three
+// quarters full, at least 16 slots), so 11 to 22 bytes per live entry
+// (Stats.IndexBytes); while a table doubles, the old one exists too. The
+// fixed overhead beyond that is about 330 bytes per shard plus 25 bytes per
+// chunk.
 //
 // # Limits
 //
