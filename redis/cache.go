@@ -57,6 +57,8 @@ type Cache[V any] struct {
 	log   *slog.Logger
 	logs  logLimiter
 
+	exactTTL   bool
+	returned   atomic.Bool // New has returned: Gets may have filled L1
 	subscribed atomic.Bool
 	flushDue   time.Time // when L1 must be flushed after a loss; zero: not due. Subscriber goroutine only.
 	st         counters
@@ -101,6 +103,7 @@ func New[V any](opts Options[V]) (*Cache[V], error) {
 		healthCheck:      opts.HealthCheck,
 		resubscribeDelay: opts.ResubscribeDelay,
 		clock:            opts.Clock,
+		exactTTL:         opts.ExactTTL,
 		cas:              goredis.NewScript(casScript),
 		queue:            make(chan write, opts.WriteQueue),
 		log:              opts.Logger.With("cache", opts.Prefix),
@@ -127,6 +130,13 @@ func New[V any](opts Options[V]) (*Cache[V], error) {
 	for range opts.Writers {
 		go c.writeLoop()
 	}
+	// Wait (at most Timeout) for the subscription, so that a healthy
+	// start does not flush L1 while the first loads run.
+	deadline := time.Now().Add(c.timeout)
+	for !c.subscribed.Load() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	c.returned.Store(true)
 	return c, nil
 }
 
@@ -164,7 +174,7 @@ func (c *Cache[V]) Set(ctx context.Context, key string, value V) error {
 		return fmt.Errorf("redis: encoding the value of %q: %w", key, err)
 	}
 	c.l1.Set(key, value)
-	return c.writeAndPublish(ctx, key, env, c.ttl)
+	return c.writeAndPublish(ctx, key, env)
 }
 
 // Delete removes key from L1 and from Redis (leaving a tombstone there for
@@ -174,12 +184,15 @@ func (c *Cache[V]) Set(ctx context.Context, key string, value V) error {
 // is gone from this instance's L1 all the same.
 func (c *Cache[V]) Delete(ctx context.Context, key string) error {
 	c.l1.Delete(key)
-	return c.writeAndPublish(ctx, key, newEnvelope(kindTomb, mrand.Uint64(), 0, 0), c.tombstoneTTL)
+	return c.writeAndPublish(ctx, key, newEnvelope(kindTomb, mrand.Uint64(), 0, expiresAt(c.tombstoneTTL), 0))
 }
 
-// writeAndPublish writes env to key's Redis entry and publishes key's
-// invalidation, in one round trip.
-func (c *Cache[V]) writeAndPublish(ctx context.Context, key string, env []byte, ttl time.Duration) error {
+// expiresAt returns the Unix millisecond time ttl from now.
+func expiresAt(ttl time.Duration) int64 { return time.Now().Add(ttl).UnixMilli() }
+
+// writeAndPublish writes env to key's Redis entry (to expire at the time
+// the envelope holds) and publishes key's invalidation, in one round trip.
+func (c *Cache[V]) writeAndPublish(ctx context.Context, key string, env []byte) error {
 	if !c.brk.allow() {
 		c.st.l2Skipped.Add(1)
 		return ErrUnavailable
@@ -188,7 +201,7 @@ func (c *Cache[V]) writeAndPublish(ctx context.Context, key string, env []byte, 
 	defer cancel()
 	msg := c.message(key)
 	pipe := c.client.Pipeline()
-	set := pipe.Set(cctx, c.prefix+key, env, ttl)
+	set := pipe.SetArgs(cctx, c.prefix+key, env, goredis.SetArgs{ExpireAt: time.UnixMilli(expiry(env))})
 	var pub *goredis.IntCmd
 	if c.sharded {
 		pub = pipe.SPublish(cctx, c.channel, msg)
@@ -251,7 +264,8 @@ const (
 )
 
 // read reads key's Redis entry and its remaining TTL (negative: none) in one
-// round trip.
+// round trip: a GET, the TTL computed from the expiry in the envelope; with
+// ExactTTL, a GET and a PTTL.
 func (c *Cache[V]) read(ctx context.Context, rkey string) (entry, time.Duration, l2) {
 	if !c.brk.allow() {
 		c.st.l2Skipped.Add(1)
@@ -260,13 +274,19 @@ func (c *Cache[V]) read(ctx context.Context, rkey string) (entry, time.Duration,
 	cctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	start := time.Now()
-	pipe := c.client.Pipeline()
-	get := pipe.Get(cctx, rkey)
-	pttl := pipe.PTTL(cctx, rkey)
-	_, _ = pipe.Exec(cctx)
+	var get *goredis.StringCmd
+	var pttl *goredis.DurationCmd
+	if c.exactTTL {
+		pipe := c.client.Pipeline()
+		get = pipe.Get(cctx, rkey)
+		pttl = pipe.PTTL(cctx, rkey)
+		_, _ = pipe.Exec(cctx)
+	} else {
+		get = c.client.Get(cctx, rkey)
+	}
 	c.st.observeRead(time.Since(start))
 	err := get.Err()
-	if err == nil {
+	if err == nil && pttl != nil {
 		err = pttl.Err()
 	}
 	c.report(ctx, err)
@@ -283,14 +303,16 @@ func (c *Cache[V]) read(ctx context.Context, rkey string) (entry, time.Duration,
 		c.logs.log(c.log, "read", "redis: read failed", "key", rkey, "err", err)
 		return entry{}, 0, l2Unavailable
 	}
-	ttl := pttl.Val()
+	e := parseEntry(get.Val())
+	ttl := time.Duration(-1)
 	switch {
-	case ttl == -1: // no expiry
-		ttl = -1
-	case ttl < 0: // gone since the GET
-		ttl = 0
+	case pttl != nil && pttl.Val() == -1: // no expiry
+	case pttl != nil:
+		ttl = max(pttl.Val(), 0) // -2: gone since the GET
+	case e.exp > 0:
+		ttl = max(time.Until(time.UnixMilli(e.exp)), 0)
 	}
-	return parseEntry(get.Val()), ttl, l2Found
+	return e, ttl, l2Found
 }
 
 // load is L1's loader: Redis first, then the source.
@@ -358,7 +380,7 @@ func (c *Cache[V]) encode(value V) (env []byte, err error) {
 			err = fmt.Errorf("the codec panicked: %v", r)
 		}
 	}()
-	return c.codec.Append(newEnvelope(kindValue, mrand.Uint64(), c.fp, 64), value)
+	return c.codec.Append(newEnvelope(kindValue, mrand.Uint64(), c.fp, expiresAt(c.ttl), 64), value)
 }
 
 // enqueue queues the write of a loaded value to Redis, or drops it if the
@@ -406,7 +428,7 @@ func (c *Cache[V]) writeLoaded(w write) {
 	}
 	ctx, cancel := context.WithTimeout(c.life, c.timeout)
 	defer cancel()
-	n, err := c.cas.Run(ctx, c.client, []string{w.key}, w.token, w.data, c.ttl.Milliseconds()).Int()
+	n, err := c.cas.Run(ctx, c.client, []string{w.key}, w.token, w.data, expiry(w.data)).Int()
 	c.report(c.life, err)
 	switch {
 	case err != nil && c.life.Err() != nil:

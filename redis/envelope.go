@@ -12,32 +12,40 @@ import (
 //	[3]     kind: 'v' value, 't' tombstone
 //	[4:12)  write id: random, different for every write
 //	[12:20) fingerprint of the value type, codec and version (0 in a tombstone)
-//	[20:)   the codec's bytes (empty in a tombstone)
+//	[20:28) expiry: Unix milliseconds, the entry's PXAT in Redis (0: none)
+//	[28:)   the codec's bytes (empty in a tombstone)
 //
 // The write id is what a load's compare-and-set compares (casScript): it
-// reads the current entry's id at the same offset.
+// reads the current entry's id at the same offset. The expiry lets a reader
+// know the entry's remaining TTL without asking Redis (Options.ExactTTL).
 const (
 	magic      = "ck\x01"
-	headerSize = 20
+	headerSize = 28
 	kindValue  = 'v'
 	kindTomb   = 't'
 )
 
-// newEnvelope returns a header for a new entry of kind with write id id and
-// fingerprint fp, with room for the payload.
-func newEnvelope(kind byte, id, fp uint64, room int) []byte {
+// newEnvelope returns a header for a new entry of kind with write id id,
+// fingerprint fp and expiry exp (Unix milliseconds), with room for the
+// payload.
+func newEnvelope(kind byte, id, fp uint64, exp int64, room int) []byte {
 	b := make([]byte, headerSize, headerSize+room)
 	copy(b, magic)
 	b[3] = kind
 	binary.BigEndian.PutUint64(b[4:12], id)
 	binary.BigEndian.PutUint64(b[12:20], fp)
+	binary.BigEndian.PutUint64(b[20:28], uint64(exp))
 	return b
 }
+
+// expiry returns the expiry stored in an envelope.
+func expiry(env []byte) int64 { return int64(binary.BigEndian.Uint64(env[20:28])) }
 
 // entry is what a read found in Redis.
 type entry struct {
 	kind    byte   // kindValue, kindTomb, or 0 for bytes that are not an envelope
 	fp      uint64 // with kindValue
+	exp     int64  // expiry, Unix milliseconds; 0: none
 	payload []byte // with kindValue
 	token   string // the compare-and-set token of these bytes (casToken)
 }
@@ -49,7 +57,7 @@ func parseEntry(raw string) entry {
 		sum := sha1.Sum([]byte(raw))
 		return entry{token: "h" + hex.EncodeToString(sum[:])}
 	}
-	e := entry{kind: raw[3], token: "w" + raw[4:12]}
+	e := entry{kind: raw[3], token: "w" + raw[4:12], exp: int64(binary.BigEndian.Uint64([]byte(raw[20:28])))}
 	if e.kind == kindValue {
 		e.fp = binary.BigEndian.Uint64([]byte(raw[12:20]))
 		e.payload = []byte(raw[headerSize:])
@@ -60,7 +68,7 @@ func parseEntry(raw string) entry {
 // absentToken is the compare-and-set token of a key that does not exist.
 const absentToken = ""
 
-// casScript writes ARGV[2] to KEYS[1] with a TTL of ARGV[3] milliseconds,
+// casScript writes ARGV[2] to KEYS[1] to expire at ARGV[3] (Unix ms),
 // but only if the key still holds what the load read (ARGV[1], a token: ""
 // for no key, "w" + write id for an envelope, "h" + SHA-1 in hex for other
 // bytes). It returns 1 if it wrote, 0 if the key had changed. A key of
@@ -70,13 +78,13 @@ local ok, cur = pcall(redis.call, 'GET', KEYS[1])
 if not ok then return 0 end
 local tok = ''
 if cur then
-  if #cur >= 20 and string.sub(cur, 1, 3) == 'ck\1' and (string.sub(cur, 4, 4) == 'v' or string.sub(cur, 4, 4) == 't') then
+  if #cur >= 28 and string.sub(cur, 1, 3) == 'ck\1' and (string.sub(cur, 4, 4) == 'v' or string.sub(cur, 4, 4) == 't') then
     tok = 'w' .. string.sub(cur, 5, 12)
   else
     tok = 'h' .. redis.sha1hex(cur)
   end
 end
 if tok ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
 return 1
 `

@@ -69,6 +69,9 @@ func (c *Cache[V]) subscribeLoop() {
 	delay := c.resubscribeDelay
 	for c.life.Err() == nil {
 		confirmed := c.subscription()
+		if c.life.Err() != nil {
+			return // Close
+		}
 		if c.subscribed.Swap(false) {
 			c.st.losses.Add(1)
 			c.flushDue = time.Now().Add(c.degradedTTL)
@@ -167,8 +170,11 @@ func (c *Cache[V]) subscription() (confirmed bool) {
 				c.st.subscriptions.Add(1)
 				c.flushDue = time.Time{}
 				// Values loaded while unsubscribed may have missed
-				// invalidations: start afresh.
-				c.flush()
+				// invalidations: start afresh (unless New has not
+				// returned yet: then nothing was loaded).
+				if c.returned.Load() {
+					c.flush()
+				}
 				c.subscribed.Store(true)
 			}
 		}

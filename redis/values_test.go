@@ -55,7 +55,7 @@ func TestIncompatibleValue(t *testing.T) {
 		raw := map[string]string{
 			"foreign":   "hello",
 			"truncated": magic + "v1234",
-			"corrupt":   string(newEnvelope(kindValue, 7, c2.fp, 0)) + "{not json",
+			"corrupt":   string(newEnvelope(kindValue, 7, c2.fp, 0, 0)) + "{not json",
 		}
 		for k, v := range raw {
 			if err := client.Set(ctx, prefix+k, v, time.Minute).Err(); err != nil {
@@ -207,44 +207,43 @@ func TestStampedeAcrossTiers(t *testing.T) {
 	})
 }
 
-// An L2 hit lives in L1 no longer than the entry's remaining TTL in Redis.
+// An L2 hit lives in L1 no longer than the entry's remaining TTL in Redis,
+// whether that comes from the envelope or from PTTL (ExactTTL).
 func TestL2HitTTLBoundedByRedis(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
-		cl, _ := b.client(t)
-		clock := &fakeClock{t: time.Unix(1e9, 0)}
-		src := newSource()
-		c := newTier(t, cl, src, func(o *Options[string]) {
-			o.TTL = time.Hour
-			o.Local.TTL = time.Hour
-			o.Clock = clock
-		})
-		waitSubscribed(t, c)
-		// Another writer stored the value with 1 minute left.
-		if err := cl.Set(ctx, c.prefix+"k", string(mustEncode(t, c, "v")), time.Minute).Err(); err != nil {
-			t.Fatal(err)
-		}
-		mustGet(t, c, "k", "v")
-		clock.add(50 * time.Second)
-		mustGet(t, c, "k", "v")
-		if st := c.Stats(); st.L2Reads != 1 {
-			t.Fatalf("%d Redis reads after 50s, want 1 (an L1 hit)", st.L2Reads)
-		}
-		clock.add(11 * time.Second) // past the Redis TTL as it was read
-		mustGet(t, c, "k", "v")     // the real Redis TTL has not run out
-		if st := c.Stats(); st.L2Reads != 2 {
-			t.Fatalf("%d Redis reads after 61s, want 2 (L1 expired with the Redis TTL)", st.L2Reads)
+		for _, exact := range []bool{false, true} {
+			t.Run(fmt.Sprintf("ExactTTL=%v", exact), func(t *testing.T) {
+				ctx := context.Background()
+				cl, _ := b.client(t)
+				clock := &fakeClock{t: time.Unix(1e9, 0)}
+				src := newSource()
+				c := newTier(t, cl, src, func(o *Options[string]) {
+					o.TTL = time.Hour
+					o.Local.TTL = time.Hour
+					o.Clock = clock
+					o.ExactTTL = exact
+				})
+				waitSubscribed(t, c)
+				// Another writer stored the value with 1 minute left.
+				exp := time.Now().Add(time.Minute).UnixMilli()
+				env := append(newEnvelope(kindValue, 1, c.fp, exp, 1), 'v')
+				if err := cl.SetArgs(ctx, c.prefix+"k", env, goredis.SetArgs{ExpireAt: time.UnixMilli(exp)}).Err(); err != nil {
+					t.Fatal(err)
+				}
+				mustGet(t, c, "k", "v")
+				clock.add(50 * time.Second)
+				mustGet(t, c, "k", "v")
+				if st := c.Stats(); st.L2Reads != 1 {
+					t.Fatalf("%d Redis reads after 50s, want 1 (an L1 hit)", st.L2Reads)
+				}
+				clock.add(11 * time.Second) // past the Redis TTL as it was read
+				mustGet(t, c, "k", "v")     // the real Redis TTL has not run out
+				if st := c.Stats(); st.L2Reads != 2 {
+					t.Fatalf("%d Redis reads after 61s, want 2 (L1 expired with the Redis TTL)", st.L2Reads)
+				}
+			})
 		}
 	})
-}
-
-func mustEncode(t *testing.T, c *Cache[string], v string) []byte {
-	t.Helper()
-	env, err := c.encode(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return env
 }
 
 type fakeClock struct {

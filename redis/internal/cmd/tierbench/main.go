@@ -1,0 +1,494 @@
+// Command tierbench measures the two-tier cache against its parts on this
+// machine, with a redis-server it starts itself (on a free loopback port,
+// no persistence): Redis alone, the local cache alone, the tiered cache
+// warm (keys in L1) and cold (every read an L1 miss served by Redis), and
+// a stampede on one expired key. It prints Markdown tables.
+//
+//	go run ./internal/cmd/tierbench [-duration 3s] [-goroutines 100]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cachekit/cachekit/loading"
+	"github.com/cachekit/cachekit/redis"
+	"github.com/cachekit/cachekit/redis/internal/redistest"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+var (
+	duration   = flag.Duration("duration", 3*time.Second, "length of each throughput and latency pass")
+	goroutines = flag.Int("goroutines", 100, "concurrent readers")
+	keys       = flag.Int("keys", 10_000, "distinct keys (Zipf-distributed reads)")
+	zipfS      = flag.Float64("zipf", 1.1, "Zipf exponent s (> 1)")
+	valueSize  = flag.Int("value", 100, "value size in bytes")
+	stampedeN  = flag.Int("stampede", 1000, "goroutines in the stampede")
+	loadDelay  = flag.Duration("load-delay", 10*time.Millisecond, "the simulated database's latency in the stampede")
+	rounds     = flag.Int("rounds", 5, "stampede rounds")
+	seed       = flag.Uint64("seed", 1, "random seed")
+)
+
+func main() {
+	flag.Parse()
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "tierbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	bin, err := redistest.Binary()
+	if err != nil {
+		return err
+	}
+	srv, err := redistest.Start(bin)
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	header(bin)
+
+	newClient := func() goredis.UniversalClient {
+		return goredis.NewUniversalClient(redis.ClientDefaults(&goredis.UniversalOptions{
+			Addrs: []string{srv.Addr()}, PoolSize: *goroutines,
+		}))
+	}
+	client := newClient()
+	defer client.Close()
+	ctx := context.Background()
+
+	value := make([]byte, *valueSize)
+	for i := range value {
+		value[i] = byte('a' + i%26)
+	}
+	keyNames := make([]string, *keys)
+	for i := range keyNames {
+		keyNames[i] = fmt.Sprintf("key:%d", i)
+	}
+	source := loading.LoaderFunc[string, []byte](func(context.Context, string) ([]byte, error) { return value, nil })
+
+	// Redis holds every key twice: raw for "Redis only", in the tier's
+	// envelope (written by a tier) for the tiered runs.
+	writer, err := newTier(client, source, "tier:", 0)
+	if err != nil {
+		return err
+	}
+	pipe := client.Pipeline()
+	for _, k := range keyNames {
+		pipe.Set(ctx, "raw:"+k, value, 0)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return err
+	}
+	for _, k := range keyNames {
+		if err := writer.Set(ctx, k, value); err != nil {
+			return err
+		}
+	}
+	writer.Close()
+
+	var rows []row
+
+	// Redis only: GET of the raw value.
+	rows = append(rows, measure("Redis only (GET)", func(r *rand.Rand, z *rand.Zipf) bool {
+		_, err := client.Get(ctx, "raw:"+keyNames[z.Uint64()]).Bytes()
+		return err == nil
+	}))
+
+	// Local only: the L1 alone (a loading.Cache), warm.
+	local, err := loading.New(loading.Options[string, []byte]{Loader: source, MaxEntries: 2 * *keys, TTL: time.Hour})
+	if err != nil {
+		return err
+	}
+	for _, k := range keyNames {
+		_, _ = local.Get(ctx, k)
+	}
+	rows = append(rows, measure("Local only (loading.Cache)", func(r *rand.Rand, z *rand.Zipf) bool {
+		_, err := local.Get(ctx, keyNames[z.Uint64()])
+		return err == nil
+	}))
+	local.Close()
+
+	// Tiered, warm: every key in L1.
+	warm, err := newTier(client, source, "tier:", 2**keys)
+	if err != nil {
+		return err
+	}
+	for _, k := range keyNames {
+		_, _ = warm.Get(ctx, k)
+	}
+	warmBefore := warm.Stats()
+	rows = append(rows, measure("Tiered, warm (L1 hits)", func(r *rand.Rand, z *rand.Zipf) bool {
+		_, err := warm.Get(ctx, keyNames[z.Uint64()])
+		return err == nil
+	}))
+	warmAfter := warm.Stats()
+	warm.Close()
+
+	// Tiered, cold: every read misses L1 and is answered by Redis. A
+	// fresh tier per pass, over keys that it reads once each.
+	var coldStats redis.Stats
+	rows = append(rows, measureFresh("Tiered, cold (L1 miss, Redis hit)", func() (func(*rand.Rand, *rand.Zipf) bool, func()) {
+		cold, err := newTier(client, source, "tier:", 1)
+		if err != nil {
+			panic(err)
+		}
+		var next atomic.Uint64
+		return func(r *rand.Rand, z *rand.Zipf) bool {
+				_, err := cold.Get(ctx, keyNames[next.Add(1)%uint64(len(keyNames))])
+				return err == nil
+			}, func() {
+				coldStats = cold.Stats()
+				cold.Close()
+			}
+	}))
+
+	fmt.Printf("## Reads\n\n%d goroutines, %d keys, Zipf s=%.2f, %d-byte values, %v per pass. ", *goroutines, *keys, *zipfS, *valueSize, *duration)
+	fmt.Printf("Throughput comes from a pass without timing; the percentiles from a second pass that times every read (they include the ~%v cost of reading the clock twice).\n\n", clockCost())
+	fmt.Println("| approach | ops/s | p50 | p99 |")
+	fmt.Println("|---|---:|---:|---:|")
+	for _, r := range rows {
+		fmt.Printf("| %s | %s | %s | %s |\n", r.name, ops(r.opsPerSec), dur(r.p50), dur(r.p99))
+	}
+	fmt.Println()
+	fmt.Printf("Tiered warm / local only throughput: %.1f%% (target >= 90%%).  \n", 100*rows[2].opsPerSec/rows[1].opsPerSec)
+	fmt.Printf("Tiered cold / Redis only latency: p50 %+.1f%%, p99 %+.1f%% (target within 10%%); throughput %.1f%%.  \n",
+		100*(float64(rows[3].p50)/float64(rows[0].p50)-1), 100*(float64(rows[3].p99)/float64(rows[0].p99)-1), 100*rows[3].opsPerSec/rows[0].opsPerSec)
+	fmt.Printf("Warm run: %d Redis reads during the passes. Cold run (last pass): %d L1 misses, %d Redis reads, %d L2 hits, %d loads.\n\n",
+		warmAfter.L2Reads-warmBefore.L2Reads, coldStats.Local.Misses, coldStats.L2Reads, coldStats.L2Hits, coldStats.Loads)
+
+	return stampede(newClient, value)
+}
+
+func newTier(client goredis.UniversalClient, src loading.Loader[string, []byte], prefix string, entries int) (*redis.Cache[[]byte], error) {
+	o := redis.Options[[]byte]{
+		Client:  client,
+		Loader:  src,
+		Prefix:  prefix,
+		TTL:     time.Hour,
+		Timeout: time.Second,
+	}
+	o.Local.TTL = time.Hour
+	o.Local.MaxEntries = entries
+	return redis.New(o)
+}
+
+type row struct {
+	name          string
+	opsPerSec     float64
+	p50, p99, max time.Duration
+}
+
+// measure runs op from *goroutines goroutines: once untimed for throughput,
+// once timing each call for the percentiles.
+func measure(name string, op func(*rand.Rand, *rand.Zipf) bool) row {
+	return measureFresh(name, func() (func(*rand.Rand, *rand.Zipf) bool, func()) { return op, func() {} })
+}
+
+// measureFresh is measure with a fresh op (and its cleanup) for each pass.
+func measureFresh(name string, mk func() (func(*rand.Rand, *rand.Zipf) bool, func())) row {
+	r := row{name: name}
+	op, done := mk()
+	n, _ := pass(op, false)
+	done()
+	r.opsPerSec = float64(n) / duration.Seconds()
+	op, done = mk()
+	_, h := pass(op, true)
+	done()
+	r.p50, r.p99, r.max = h.quantile(0.5), h.quantile(0.99), h.quantile(1)
+	fmt.Fprintf(os.Stderr, "%s: %.0f ops/s, p50 %v, p99 %v\n", name, r.opsPerSec, r.p50, r.p99)
+	return r
+}
+
+func pass(op func(*rand.Rand, *rand.Zipf) bool, timed bool) (uint64, *histogram) {
+	var total, failed atomic.Uint64
+	var stop atomic.Bool
+	hists := make([]*histogram, *goroutines)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for g := range *goroutines {
+		wg.Add(1)
+		h := &histogram{}
+		hists[g] = h
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(*seed, uint64(g)))
+			z := rand.NewZipf(r, *zipfS, 1, uint64(*keys-1))
+			<-start
+			var n, bad uint64
+			for !stop.Load() {
+				if timed {
+					t0 := time.Now()
+					ok := op(r, z)
+					h.add(time.Since(t0))
+					if !ok {
+						bad++
+					}
+				} else if !op(r, z) {
+					bad++
+				}
+				n++
+			}
+			total.Add(n)
+			failed.Add(bad)
+		}()
+	}
+	close(start)
+	time.Sleep(*duration)
+	stop.Store(true)
+	wg.Wait()
+	if failed.Load() > 0 {
+		fmt.Fprintf(os.Stderr, "warning: %d of %d operations failed\n", failed.Load(), total.Load())
+	}
+	all := &histogram{}
+	for _, h := range hists {
+		all.merge(h)
+	}
+	return total.Load(), all
+}
+
+// stampede: *stampedeN goroutines want one key that has expired from both
+// tiers (so it is in neither) at the same moment; the database takes
+// *loadDelay. Compared with the article's tiered cache without single
+// flight (GET, on a miss load and SET).
+func stampede(newClient func() goredis.UniversalClient, value []byte) error {
+	ctx := context.Background()
+	type result struct {
+		name  string
+		loads []int64
+		lat   []time.Duration
+		reads []uint64
+	}
+	var results []result
+	for _, instances := range []int{1, 2} {
+		res := result{name: fmt.Sprintf("cachekit tier, %d instance(s)", instances)}
+		for round := range *rounds {
+			var loads atomic.Int64
+			src := loading.LoaderFunc[string, []byte](func(ctx context.Context, k string) ([]byte, error) {
+				loads.Add(1)
+				time.Sleep(*loadDelay)
+				return value, nil
+			})
+			var tiers []*redis.Cache[[]byte]
+			var clients []goredis.UniversalClient
+			for range instances {
+				cl := newClient()
+				clients = append(clients, cl)
+				tr, err := newTier(cl, src, fmt.Sprintf("stampede:%d:", time.Now().UnixNano()), 1000)
+				if err != nil {
+					return err
+				}
+				tiers = append(tiers, tr)
+			}
+			// The same prefix for every instance of this round.
+			prefix := fmt.Sprintf("stampede:%d:%d:", instances, round)
+			for i := range tiers {
+				tiers[i].Close()
+				tr, err := newTier(clients[i], src, prefix, 1000)
+				if err != nil {
+					return err
+				}
+				tiers[i] = tr
+			}
+			key := "hot"
+			lat := runStampede(func(i int) error {
+				_, err := tiers[i%instances].Get(ctx, key)
+				return err
+			})
+			var reads uint64
+			for i, tr := range tiers {
+				reads += tr.Stats().L2Reads
+				tr.Close()
+				_ = clients[i].Close()
+			}
+			res.loads = append(res.loads, loads.Load())
+			res.lat = append(res.lat, lat...)
+			res.reads = append(res.reads, reads)
+		}
+		results = append(results, res)
+	}
+	// The article's version without single flight.
+	{
+		cl := newClient()
+		res := result{name: "without single flight (GET, load, SET)"}
+		for round := range *rounds {
+			var loads atomic.Int64
+			key := fmt.Sprintf("naive:%d:%d", time.Now().UnixNano(), round)
+			var reads atomic.Uint64
+			lat := runStampede(func(int) error {
+				reads.Add(1)
+				if _, err := cl.Get(ctx, key).Bytes(); err == nil {
+					return nil
+				}
+				loads.Add(1)
+				time.Sleep(*loadDelay)
+				return cl.Set(ctx, key, value, time.Hour).Err()
+			})
+			res.loads = append(res.loads, loads.Load())
+			res.lat = append(res.lat, lat...)
+			res.reads = append(res.reads, reads.Load())
+		}
+		_ = cl.Close()
+		results = append(results, res)
+	}
+	fmt.Printf("## Stampede\n\n%d goroutines released together on one key that is in neither tier (expired); the database takes %v per load; %d rounds, each on a fresh key. With two instances, the goroutines alternate between them.\n\n", *stampedeN, *loadDelay, *rounds)
+	fmt.Println("| approach | database loads per round | Redis reads per round | p50 | p99 | max |")
+	fmt.Println("|---|---|---|---:|---:|---:|")
+	for _, r := range results {
+		sort.Slice(r.lat, func(i, j int) bool { return r.lat[i] < r.lat[j] })
+		q := func(p float64) time.Duration { return r.lat[min(len(r.lat)-1, int(p*float64(len(r.lat))))] }
+		fmt.Printf("| %s | %s | %s | %s | %s | %s |\n", r.name, join(r.loads), join(r.reads), dur(q(0.5)), dur(q(0.99)), dur(r.lat[len(r.lat)-1]))
+	}
+	fmt.Println()
+	return nil
+}
+
+// runStampede releases *stampedeN goroutines at once on get(i) and returns
+// their latencies.
+func runStampede(get func(i int) error) []time.Duration {
+	lat := make([]time.Duration, *stampedeN)
+	var ready, done sync.WaitGroup
+	start := make(chan struct{})
+	var failed atomic.Int64
+	for i := range *stampedeN {
+		ready.Add(1)
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			ready.Done()
+			<-start
+			t0 := time.Now()
+			if err := get(i); err != nil {
+				failed.Add(1)
+			}
+			lat[i] = time.Since(t0)
+		}()
+	}
+	ready.Wait()
+	close(start)
+	done.Wait()
+	if failed.Load() > 0 {
+		fmt.Fprintf(os.Stderr, "warning: %d stampede calls failed\n", failed.Load())
+	}
+	return lat
+}
+
+func join[T any](xs []T) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// histogram is a log-linear latency histogram: 32 sub-buckets per power of
+// two of nanoseconds (about 3% resolution).
+type histogram struct {
+	counts [64 * 32]uint64
+	n      uint64
+}
+
+func bucket(ns uint64) int {
+	if ns < 32 {
+		return int(ns)
+	}
+	e := bits.Len64(ns) - 6 // keep 5 bits below the leading one
+	return (e+1)*32 + int(ns>>uint(e)) - 32
+}
+
+func bucketValue(b int) uint64 {
+	if b < 32 {
+		return uint64(b)
+	}
+	e := b/32 - 1
+	return uint64(b%32+32) << uint(e)
+}
+
+func (h *histogram) add(d time.Duration) {
+	h.counts[bucket(uint64(max(d, 0)))]++
+	h.n++
+}
+
+func (h *histogram) merge(o *histogram) {
+	for i, c := range o.counts {
+		h.counts[i] += c
+	}
+	h.n += o.n
+}
+
+func (h *histogram) quantile(q float64) time.Duration {
+	if h.n == 0 {
+		return 0
+	}
+	target := uint64(math.Ceil(q * float64(h.n)))
+	var seen uint64
+	for b, c := range h.counts {
+		seen += c
+		if seen >= target && c > 0 {
+			return time.Duration(bucketValue(b))
+		}
+	}
+	return 0
+}
+
+func clockCost() time.Duration {
+	const n = 1_000_000
+	t0 := time.Now()
+	var sink time.Duration
+	for range n {
+		sink += time.Since(t0)
+	}
+	_ = sink
+	return time.Since(t0) / n
+}
+
+func ops(x float64) string {
+	switch {
+	case x >= 1e6:
+		return fmt.Sprintf("%.2fM", x/1e6)
+	case x >= 1e3:
+		return fmt.Sprintf("%.1fk", x/1e3)
+	}
+	return fmt.Sprintf("%.0f", x)
+}
+
+func dur(d time.Duration) string {
+	switch {
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
+	case d >= time.Microsecond:
+		return fmt.Sprintf("%.1f µs", float64(d)/1e3)
+	}
+	return fmt.Sprintf("%d ns", d)
+}
+
+func header(bin string) {
+	cpu := "unknown"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				cpu = strings.TrimSpace(strings.SplitN(l, ":", 2)[1])
+				break
+			}
+		}
+	}
+	ver, _ := exec.Command(bin, "--version").Output()
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("# tierbench\n\n- date: %s\n- Go: %s, GOMAXPROCS %d\n- CPU: %s, %d cores\n- Redis: %s- load average at start: %s\n",
+		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.Version(), runtime.GOMAXPROCS(0), cpu, runtime.NumCPU(),
+		strings.TrimSpace(string(ver))+"\n", strings.TrimSpace(string(load)))
+	fmt.Printf("- command: `go run ./internal/cmd/tierbench %s`\n\n", strings.Join(os.Args[1:], " "))
+}
