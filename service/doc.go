@@ -61,6 +61,13 @@
 // for a POST), pooled scratch buffers of at most 64 KiB each, and a few MiB
 // of runtime. TestTenMillionEntries measures it.
 //
+// Where the store maps its chunks outside the Go heap (Linux, macOS, the
+// BSDs; not in race-detector builds), they count neither in the heap nor
+// in its collection goal, so GOGC's headroom applies only to the small rest
+// of the process; elsewhere they are pointer-free heap objects (never
+// scanned), and the heap may grow to twice its live size, chunks included,
+// between collections: bound it with GOMEMLIMIT.
+//
 // # Second tier
 //
 // Options.Tier plugs in a second tier (the Redis tier of the cachekit/redis
