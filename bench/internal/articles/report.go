@@ -53,10 +53,13 @@ func Describe(names []string) []Cache {
 	return out
 }
 
-// Summaries returns each cache's medians, in the report's order.
+// Summaries returns each measured cache's medians, in the report's order.
 func (r *Report) Summaries() []Summary {
 	var out []Summary
 	for _, c := range r.Caches {
+		if len(c.Results) == 0 {
+			continue
+		}
 		s := Summary{Cache: c.Name, Kind: c.Kind}
 		var held, heap, rss, objs []float64
 		for _, res := range c.Results {

@@ -148,6 +148,9 @@ type Config struct {
 	Duration   time.Duration
 	Rounds     int
 	Seed       uint64
+	// WritePcts are the write shares of the timed runs; nil means
+	// WritePcts.
+	WritePcts []float64
 	// Args are the arguments the child processes get (the test binary
 	// needs flags that keep it from running the tests).
 	Args     []string
@@ -161,13 +164,17 @@ func Measure(cfg Config) (map[string][]Result, error) {
 	if cfg.Rounds < 1 || len(cfg.Caches) == 0 {
 		return nil, fmt.Errorf("articles: nothing to measure")
 	}
+	pcts := cfg.WritePcts
+	if pcts == nil {
+		pcts = WritePcts
+	}
 	out := map[string][]Result{}
 	n := len(cfg.Caches)
 	for round := range cfg.Rounds {
 		order := slices.Concat(cfg.Caches[round%n:], cfg.Caches[:round%n])
 		for _, name := range order {
 			j := Job{Cache: name, Entries: cfg.Entries, Goroutines: cfg.Goroutines, Duration: cfg.Duration,
-				WritePcts: WritePcts, Seed: cfg.Seed + uint64(round)}
+				WritePcts: pcts, Seed: cfg.Seed + uint64(round)}
 			var r Result
 			if err := subproc.Run(j, &r, cfg.Args, cfg.Progress); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)

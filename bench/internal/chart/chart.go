@@ -40,6 +40,11 @@ type Bars struct {
 	Label      string   // the value axis's label
 	Categories []string // rows, top to bottom
 	Series     []Series
+	// Log draws the value axis on a logarithmic scale, for values that
+	// span orders of magnitude (a forced GC of a map of 10M entries and
+	// of an empty heap); values must then be positive, others are left
+	// out.
+	Log bool
 }
 
 // Series is one bar per category, or one line.
@@ -69,16 +74,39 @@ func (b Bars) WriteFile(path string) error {
 	}
 	barW := rowSpace * 0.9
 	groups := len(b.Series)
+	// With Log, a value v is drawn as a bar of length log10(v/floor),
+	// floor being the decade below the smallest value, and the axis is
+	// labelled with the decades' values.
+	floor := 0.0
+	top := 0.0
+	if b.Log {
+		lo := math.Inf(1)
+		for _, s := range b.Series {
+			for _, v := range s.Values {
+				if v > 0 && !math.IsInf(v, 0) {
+					lo = min(lo, v)
+				}
+			}
+		}
+		if math.IsInf(lo, 1) {
+			return fmt.Errorf("chart %q: no positive value for a logarithmic axis", b.Title)
+		}
+		floor = math.Floor(math.Log10(lo))
+	}
 	for si, s := range b.Series {
 		if len(s.Values) != n {
 			return fmt.Errorf("chart %q: series %q has %d values for %d categories", b.Title, s.Name, len(s.Values), n)
 		}
 		vals := make(plotter.Values, n)
 		for i, v := range s.Values {
-			if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			switch {
+			case math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || (b.Log && v == 0):
 				v = 0 // missing
+			case b.Log:
+				v = math.Log10(v) - floor
 			}
 			vals[n-1-i] = v
+			top = max(top, v)
 		}
 		bc, err := plotter.NewBarChart(vals, barW)
 		if err != nil {
@@ -95,6 +123,16 @@ func (b Bars) WriteFile(path string) error {
 		}
 	}
 	p.X.Min = 0
+	// Room on the right for the legend, so that it covers no bar.
+	p.X.Max = top * 1.3
+	if b.Log {
+		p.X.Max = top * 1.25
+		var ticks []plot.Tick
+		for k := 0.0; k <= p.X.Max; k++ {
+			ticks = append(ticks, plot.Tick{Value: k, Label: decade(floor + k)})
+		}
+		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	}
 	p.NominalY(names...)
 	p.Legend.Top = true
 	p.Legend.Left = false
@@ -104,6 +142,21 @@ func (b Bars) WriteFile(path string) error {
 	p.Add(grid)
 	height := vg.Inch + vg.Length(n*max(groups, 1))*rowSpace + vg.Length(n)*rowSpace/2
 	return save(p, width, height, path)
+}
+
+// decade labels 10^e: "0.01", "1", "1000", "1e+06".
+func decade(e float64) string {
+	v := math.Pow(10, e)
+	if e >= 6 || e <= -4 {
+		return fmt.Sprintf("%g", v)
+	}
+	return strconvFloat(v)
+}
+
+func strconvFloat(v float64) string {
+	s := fmt.Sprintf("%.4f", v)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
 }
 
 // Lines is a line chart of series against X, each series with a value

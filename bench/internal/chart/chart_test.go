@@ -35,6 +35,16 @@ func TestBarsAndLines(t *testing.T) {
 			t.Errorf("%s is not an SVG", name)
 		}
 	}
+	b.Log = true
+	b.Series[1].Values = []float64{0.05, 15, 25000}
+	if err := b.WriteFile(filepath.Join(dir, "log.png")); err != nil {
+		t.Fatal(err)
+	}
+	for e, want := range map[float64]string{-2: "0.01", 0: "1", 3: "1000", 6: "1e+06"} {
+		if got := decade(e); got != want {
+			t.Errorf("decade(%v) = %q, want %q", e, got, want)
+		}
+	}
 	l := Lines{Title: "lines", X: []float64{1e3, 1e4, 1e5}, LogX: true,
 		Series: []Series{{Name: "x", Values: []float64{1, 2, math.NaN()}}, {Name: "none", Values: []float64{math.NaN(), math.NaN(), math.NaN()}}}}
 	if err := l.WriteFile(filepath.Join(dir, "lines.png")); err != nil {

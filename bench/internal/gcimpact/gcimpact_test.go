@@ -30,7 +30,7 @@ func TestRunJob(t *testing.T) {
 		if c.cache != None && r.Held != c.entries {
 			t.Errorf("%s holds %d of %d entries", c.cache, r.Held, c.entries)
 		}
-		if len(r.Forced) != 2 || r.ForcedMedian() <= 0 {
+		if len(r.Forced) < 2 || len(r.Forced) > maxForced || r.ForcedMedian() <= 0 {
 			t.Errorf("%s: forced collections %v", c.cache, r.Forced)
 		}
 		if r.Window < 50*time.Millisecond || r.Requests == 0 || r.ChurnSets == 0 || r.P999 < r.P50 || r.MaxLatency < r.P999 {

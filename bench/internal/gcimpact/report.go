@@ -181,8 +181,8 @@ func (r *Report) Charts(dir, prefix string, names []string) ([]string, error) {
 	if names == nil {
 		names = r.names()
 	}
-	forced := chart.Bars{Title: "Duration of a forced GC", Label: "ms (less is better)", Categories: names}
-	p999 := chart.Bars{Title: "p99.9 latency of an unrelated request loop during churn", Label: "µs (less is better)", Categories: names}
+	forced := chart.Bars{Title: "Duration of a forced GC", Label: "ms, logarithmic (less is better)", Categories: names, Log: true}
+	p999 := chart.Bars{Title: "p99.9 latency of an unrelated request loop during churn", Label: "µs, logarithmic (less is better)", Categories: names, Log: true}
 	for _, s := range r.Sizes {
 		fs := chart.Series{Name: SizeLabel(s) + " entries"}
 		ps := chart.Series{Name: SizeLabel(s) + " entries"}
@@ -220,7 +220,7 @@ func (r *Report) MethodText() string {
 	j := r.Template
 	return fmt.Sprintf("Each cache is built in a fresh process and filled with N entries: keys `key:0` … `key:N−1`, values of %d fresh bytes each "+
 		"(\"empty\": built for %s entries and left empty). Then, with nothing else running:\n\n"+
-		"1. **forced GC**: `runtime.GC()` %d times; the median wall-clock duration, and the GC CPU time per collection from `runtime/metrics` "+
+		"1. **forced GC**: `runtime.GC()` %d times, or more (up to %d) until they have taken a second; the median wall-clock duration, and the GC CPU time per collection from `runtime/metrics` "+
 		"(`/cpu/classes/gc/total:cpu-seconds`, which counts every P's mark work).\n"+
 		"2. **churn**: one goroutine replaces the values of random existing keys (%s of them, drawn from the whole key space) at %s Sets/s, "+
 		"with fresh %d-byte values (without entries it allocates the values and drops them, so the allocation rate is the same), while a second "+
@@ -230,7 +230,7 @@ func (r *Report) MethodText() string {
 		"**GC CPU s per s** is the GC's CPU time over the window divided by its length (on %d Ps, 1.0 would be a whole core); the longest "+
 		"stop-the-world pause comes from `/sched/pauses/total/gc:seconds` (to its histogram's bucket).\n\n"+
 		"GOGC is left at its default (100), as most programs run.",
-		j.ValueBytes, SizeLabel(slices.Max(r.Sizes)), j.ForcedGCs, report.Thousands(min(1<<16, slices.Max(r.Sizes))), report.Thousands(j.ChurnRate), j.ValueBytes,
+		j.ValueBytes, SizeLabel(slices.Max(r.Sizes)), j.ForcedGCs, maxForced, report.Thousands(min(1<<16, slices.Max(r.Sizes))), report.Thousands(j.ChurnRate), j.ValueBytes,
 		report.Thousands(j.RequestRate), j.MinWindow, j.MinCycles, j.MaxWindow, r.GOMAXPROCS)
 }
 
