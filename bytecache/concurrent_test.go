@@ -34,18 +34,14 @@ func TestConcurrent(t *testing.T) {
 		}
 		return nil
 	}
+	var workers sync.WaitGroup
 	for g := range 4 {
-		wg.Add(1)
+		workers.Add(1)
 		go func() {
-			defer wg.Done()
+			defer workers.Done()
 			r := rand.New(rand.NewPCG(seed, uint64(g)))
 			var dst []byte
-			for i := 0; ; i++ {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for i := range 4000 {
 				key := []byte(fmt.Sprintf("key%d", r.IntN(keys)))
 				switch op := r.IntN(10); {
 				case op < 4:
@@ -110,7 +106,7 @@ func TestConcurrent(t *testing.T) {
 			}
 		}
 	}()
-	time.Sleep(300 * time.Millisecond) // how long to run, not a synchronisation
+	workers.Wait()
 	close(stop)
 	wg.Wait()
 	close(errs)

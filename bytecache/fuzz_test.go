@@ -2,9 +2,12 @@ package bytecache
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 )
@@ -250,4 +253,50 @@ func TestModelRandom(t *testing.T) {
 			t.Errorf("run %d exercised too little: %d wraps, %+v", i, wraps, st)
 		}
 	}
+}
+
+// FuzzLoad wraps arbitrary bytes in a snapshot block with a valid checksum,
+// so that the entry parser itself is fuzzed: LoadFrom must either load the
+// entries or return ErrCorrupt with the cache unchanged, and never panic.
+func FuzzLoad(f *testing.F) {
+	f.Add([]byte{}, uint32(0))
+	f.Add([]byte{0x06, 0x01, 'k', 'e', 'y', 'v'}, uint32(1))
+	f.Add([]byte{0x07, 0x01, 1, 2, 3, 4, 5, 6, 7, 0x7f, 'k', 'e', 'y', 'v'}, uint32(1))
+	f.Add([]byte{0x80, 0x80, 0x04, 0x00}, uint32(1))
+	f.Add([]byte{0x02, 0xff, 0xff, 0xff, 0xff, 0x0f, 'k'}, uint32(1))
+	f.Fuzz(func(t *testing.T, payload []byte, count uint32) {
+		clk := newClock()
+		c, err := New(withChunkShift(Options{MaxBytes: 8 << 10, Shards: 2, Now: clk.Now}, 8))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		set(t, c, "existing", "value", -1)
+		before := contents(c)
+
+		var snap bytes.Buffer
+		hdr := make([]byte, 0, snapHeaderLen)
+		hdr = append(hdr, snapMagic...)
+		hdr = binary.LittleEndian.AppendUint32(hdr, snapVersion)
+		hdr = binary.LittleEndian.AppendUint32(hdr, 0)
+		hdr = binary.LittleEndian.AppendUint32(hdr, crc32.Checksum(hdr, castagnoli))
+		snap.Write(hdr)
+		if len(payload) > 0 {
+			writeBlock(&snap, payload, count)
+		}
+		writeBlock(&snap, nil, count)
+
+		err = c.LoadFrom(&snap)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("LoadFrom: %v, want ErrCorrupt", err)
+			}
+			if got := contents(c); !slices.Equal(got, before) {
+				t.Fatalf("a refused snapshot changed the cache: %v", got)
+			}
+		}
+		if err := c.check(); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
