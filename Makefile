@@ -25,6 +25,7 @@ setup: ## Install what a fresh machine with only Go lacks (redis-server, staticc
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; \
 	  command -v redis-server >/dev/null || { echo "redis-server could not be installed"; exit 1; }; fi
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	$(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)
 	GOTOOLCHAIN=$(PREV_GO) $(GO) version
 	@for m in $(MODULES); do (cd $$m && $(GO) mod download) || exit 1; done
 
@@ -58,8 +59,19 @@ run: ## A small demo of the cache.
 fuzz: ## Fuzz the cache against its model for FUZZTIME (default 60s).
 	$(GO) test -run '^$$' -fuzz FuzzModel -fuzztime $(FUZZTIME) .
 
-bench: ## In-package benchmarks of the root package.
-	$(GO) test -run '^$$' -bench . -benchmem .
+# benchstat has no tagged releases: pinned by its pseudo-version.
+BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
+# Phases of make bench (bench/run-all.sh lists them); all by default.
+BENCH ?= all
+comma := ,
+
+bench: ## Regenerate docs/benchmarks/*.md (~2 h on 2 cores); BENCH=articles,gc selects phases, NOTE='…' annotates.
+	bench/run-all.sh $(subst $(comma), ,$(BENCH))
+
+.PHONY: bench-compare
+bench-compare: ## The root package's micro-benchmarks at REV against the working tree, with benchstat (COUNT=10, BENCHFILTER=.).
+	@test -n "$(REV)" || { echo "usage: make bench-compare REV=<git revision>"; exit 2; }
+	bench/compare.sh '$(REV)'
 
 fmt: ## gofmt every Go file.
 	gofmt -w $$(git ls-files '*.go')

@@ -1,0 +1,60 @@
+#!/bin/sh
+# Regenerates docs/benchmarks/*.md (make bench): every phase, or the named
+# ones, one after the other, each with its published flags, timing each.
+#
+#   bench/run-all.sh                     # every phase (about 2 hours on 2 cores)
+#   bench/run-all.sh articles gc         # some phases
+#   NOTE='text' bench/run-all.sh memory  # a note for the documents' headers
+#   TRACES=/elsewhere bench/run-all.sh replay hitratio
+#
+# Phases, in order, and what each regenerates:
+#
+#   throughput   throughput.md, .json         (bench/run.sh, ~25 min)
+#   hitratio     hit-ratio.md, .json, charts  (bench/run-hitratio.sh, ~7 min)
+#   loading      loading.md                   (bench/cmd/stampede, ~1 min)
+#   visibility   visibility.md, .json, chart  (bench/cmd/visibility, ~3 min)
+#   articles     articles.md, .json, charts   (bench/cmd/articles, ~6 min)
+#   replay       replay.md, .json, chart      (bench/cmd/replay, ~6 min)
+#   memory       memory.md, .json, chart      (bench/cmd/memory, ~5 min)
+#   gc           gc.md, .json, charts         (bench/cmd/gc, ~40 min)
+#   bytecache    bytecache.md, .json, charts  (bench/cmd/bytecache, ~12 min)
+#
+# The times are those of the published runs (each document records its
+# own). Run on a quiet machine: every document records the load average
+# and warns when the machine was busy.
+set -eu
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+out=docs/benchmarks
+traces=${TRACES:-../shared/traces}
+all="throughput hitratio loading visibility articles replay memory gc bytecache"
+if [ $# -eq 0 ] || [ "$*" = all ]; then
+	set -- $all
+fi
+for p in "$@"; do
+	case " $all " in
+	*" $p "*) ;;
+	*)
+		echo "unknown phase $p (known: $all)" >&2
+		exit 2
+		;;
+	esac
+done
+start=$(date +%s)
+for p in "$@"; do
+	t0=$(date +%s)
+	echo "== $p ($(date -u '+%H:%M:%S') UTC, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'))"
+	case $p in
+	throughput) bench/run.sh ;;
+	hitratio) TRACES=$traces bench/run-hitratio.sh ;;
+	loading) go run ./bench/cmd/stampede -rounds 20 -md $out/loading.md ${NOTE:+-note "$NOTE"} ;;
+	visibility) go run ./bench/cmd/visibility -md $out/visibility.md -json $out/visibility.json ${NOTE:+-note "$NOTE"} ;;
+	articles) go run ./bench/cmd/articles -md $out/articles.md -json $out/articles.json ${NOTE:+-note "$NOTE"} ;;
+	replay) go run ./bench/cmd/replay -traces-dir "$traces" -md $out/replay.md -json $out/replay.json ${NOTE:+-note "$NOTE"} ;;
+	memory) go run ./bench/cmd/memory -md $out/memory.md -json $out/memory.json ${NOTE:+-note "$NOTE"} ;;
+	gc) go run ./bench/cmd/gc -md $out/gc.md -json $out/gc.json ${NOTE:+-note "$NOTE"} ;;
+	bytecache) go run ./bench/cmd/bytecache -md $out/bytecache.md -json $out/bytecache.json ${NOTE:+-note "$NOTE"} ;;
+	esac
+	echo "== $p took $(($(date +%s) - t0)) s"
+done
+echo "== make bench: $# phase(s) in $(($(date +%s) - start)) s"
