@@ -35,6 +35,7 @@ type Cache[K comparable, V any] struct {
 	start                       time.Time
 	margin                      time.Duration // kept in the core cache past a record's hard end
 	beforeFlight                func(K)       // test hook: after a miss, before the flight table
+	probe                       Prober[K, V]
 	slots                       chan struct{} // background reload slots
 	epochMu                     sync.Mutex    // serialises ExpireAll
 	epoch                       atomic.Pointer[epoch]
@@ -78,6 +79,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		jitter:       opts.TTLJitter,
 		rand:         rand.Float64,
 		clock:        opts.Clock,
+		probe:        opts.Probe,
 		seed:         maphash.MakeSeed(),
 	}
 	if c.errorTTL == 0 {
@@ -250,8 +252,31 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 	f := c.newFlight(key, prev)
 	sh.flights[key] = f
 	sh.mu.Unlock()
+	if c.probe != nil {
+		next, v, ttl, found := c.runProbe(ctx, key)
+		if found {
+			c.finish(f, outcome[V]{value: v, kind: loaded, limit: max(ttl, 0), limited: ttl >= 0}, c.now())
+			return f.value, f.err
+		}
+		ctx = next
+	}
 	c.launch(ctx, []*flight[K, V]{f}, false)
 	return c.wait(ctx, f)
+}
+
+// runProbe asks the Prober, turning a panic into not found.
+func (c *Cache[K, V]) runProbe(ctx context.Context, key K) (next context.Context, v V, ttl time.Duration, found bool) {
+	defer func() {
+		if recover() != nil {
+			var zero V
+			next, v, found = ctx, zero, false
+		}
+	}()
+	next, v, ttl, found = c.probe.Probe(ctx, key)
+	if next == nil {
+		next = ctx
+	}
+	return next, v, ttl, found
 }
 
 // wait returns f's result, or ctx.Err() if ctx ends first.

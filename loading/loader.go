@@ -1,6 +1,9 @@
 package loading
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Loader loads the value of one key from the source the cache fronts.
 //
@@ -55,4 +58,23 @@ type BulkLoaderFunc[K comparable, V any] func(ctx context.Context, keys []K) (ma
 // LoadMany calls f(ctx, keys).
 func (f BulkLoaderFunc[K, V]) LoadMany(ctx context.Context, keys []K) (map[K]V, error) {
 	return f(ctx, keys)
+}
+
+// Prober answers misses from a faster source than the loader, typically a
+// second cache tier (Redis), without the goroutine hand-off of a load.
+//
+// Probe is called by the Get that starts a load of key, on the caller's
+// goroutine, with the caller's context, after the load is registered (so
+// other callers of the key wait for it, and Delete, Set and InvalidateAll
+// overtake it as they overtake any load). If it reports found, value is
+// the load's result: stored (fresh for at most ttl when ttl >= 0, as with
+// LimitTTL) and given to every waiter; the loader is not called, and the
+// load is not counted in Stats.Loads. Otherwise the load goes on as usual
+// on a goroutine of the cache, starting from the context next (derived
+// from ctx, or nil for ctx), through which the probe may pass what it
+// learned to the loader as context values. A probe that panics counts as
+// not found. Probe must return promptly: a caller whose context ends
+// while Probe runs waits for it.
+type Prober[K comparable, V any] interface {
+	Probe(ctx context.Context, key K) (next context.Context, value V, ttl time.Duration, found bool)
 }

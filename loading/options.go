@@ -117,6 +117,11 @@ type Options[K comparable, V any] struct {
 	// Clock is the time source for every lifetime above and for the
 	// underlying cache. Default nil: the system's monotonic clock.
 	Clock cachekit.Clock
+
+	// Probe, if set, is asked before the loader by the caller of Get that
+	// starts a load, on its own goroutine (see Prober). Background
+	// reloads and GetMany do not use it. Default nil.
+	Probe Prober[K, V]
 }
 
 func (o *Options[K, V]) validate() error {
