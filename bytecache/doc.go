@@ -25,8 +25,8 @@
 // Go heap with mmap: the garbage collector neither scans nor counts them,
 // so a large cache does not raise the heap's size or its collection goal,
 // and the kernel backs a chunk's pages only as they are first written.
-// Elsewhere, and in race-detector builds, the chunks (64 KiB) are pointer-
-// free objects on the Go heap, which the collector does not scan either.
+// Elsewhere, and in race-detector builds, the chunks (64 KiB) are objects
+// without pointers on the Go heap, which the collector does not scan either.
 // Close (or Clear) releases them; a cache dropped without Close releases
 // its mapped chunks when the garbage collector finds it unreachable.
 //
