@@ -119,6 +119,7 @@ func New[V any](opts Options[V]) (*Cache[V], error) {
 	})
 	local := opts.Local
 	local.Loader = loading.LoaderFunc[string, V](c.load)
+	local.Probe = prober[V]{c}
 	l1, err := loading.New(local)
 	if err != nil {
 		return nil, fmt.Errorf("redis: %w", err)
@@ -315,32 +316,89 @@ func (c *Cache[V]) read(ctx context.Context, rkey string) (entry, time.Duration,
 	return e, ttl, l2Found
 }
 
-// load is L1's loader: Redis first, then the source.
-func (c *Cache[V]) load(ctx context.Context, key string) (V, error) {
+// probed is what a probe of Redis learned about a key that it did not find
+// there, passed to the load that follows in its context.
+type probed struct {
+	e     entry
+	found l2
+	born  time.Time
+}
+
+type probedKey struct{}
+
+// prober is L1's Prober: it reads Redis on the goroutine of the caller
+// that missed L1, so that an L2 hit costs no goroutine hand-off.
+type prober[V any] struct{ c *Cache[V] }
+
+func (p prober[V]) Probe(ctx context.Context, key string) (context.Context, V, time.Duration, bool) {
+	c := p.c
 	born := c.now()
-	if !c.subscribed.Load() {
-		// Invalidations may be missed: keep what we load only briefly.
-		loading.LimitTTL(ctx, c.degradedTTL)
+	e, ttl, found := c.read(ctx, c.prefix+key)
+	if found == l2Unavailable && ctx.Err() != nil {
+		// The caller gave up: the load (on its own goroutine) reads
+		// Redis again.
+		var zero V
+		return nil, zero, 0, false
 	}
-	rkey := c.prefix + key
-	e, ttl, found := c.read(ctx, rkey)
+	if v, ok := c.l2Value(e, found); ok {
+		if !c.subscribed.Load() {
+			ttl = capTTL(ttl, c.degradedTTL)
+		}
+		return nil, v, ttl, true
+	}
+	var zero V
+	return context.WithValue(ctx, probedKey{}, &probed{e: e, found: found, born: born}), zero, 0, false
+}
+
+// capTTL returns the shorter of ttl (negative: none) and d.
+func capTTL(ttl, d time.Duration) time.Duration {
+	if ttl < 0 {
+		return d
+	}
+	return min(ttl, d)
+}
+
+// l2Value decodes what a read found, counting hits and misses.
+func (c *Cache[V]) l2Value(e entry, found l2) (V, bool) {
+	var zero V
 	switch {
 	case found == l2Found && e.kind == kindValue:
 		v, err := c.decode(e)
 		if err == nil {
 			c.st.l2Hits.Add(1)
+			return v, true
+		}
+		c.st.l2Incompatible.Add(1)
+		c.logs.log(c.log, "incompatible", "redis: incompatible value", "err", err)
+	case found == l2Found && e.kind == 0:
+		c.st.l2Incompatible.Add(1)
+		c.logs.log(c.log, "incompatible", "redis: incompatible value", "err", ErrIncompatible)
+	case found != l2Unavailable:
+		c.st.l2Misses.Add(1)
+	}
+	return zero, false
+}
+
+// load is L1's loader: Redis (unless the probe has just read it), then the
+// source.
+func (c *Cache[V]) load(ctx context.Context, key string) (V, error) {
+	if !c.subscribed.Load() {
+		// Invalidations may be missed: keep what we load only briefly.
+		loading.LimitTTL(ctx, c.degradedTTL)
+	}
+	rkey := c.prefix + key
+	p, _ := ctx.Value(probedKey{}).(*probed)
+	if p == nil {
+		// A background reload, or a probe whose caller gave up.
+		p = &probed{born: c.now()}
+		var ttl time.Duration
+		p.e, ttl, p.found = c.read(ctx, rkey)
+		if v, ok := c.l2Value(p.e, p.found); ok {
 			if ttl >= 0 {
 				loading.LimitTTL(ctx, ttl)
 			}
 			return v, nil
 		}
-		c.st.l2Incompatible.Add(1)
-		c.logs.log(c.log, "incompatible", "redis: incompatible value", "key", rkey, "err", err)
-	case found == l2Found && e.kind == 0:
-		c.st.l2Incompatible.Add(1)
-		c.logs.log(c.log, "incompatible", "redis: incompatible value", "key", rkey, "err", ErrIncompatible)
-	case found != l2Unavailable:
-		c.st.l2Misses.Add(1)
 	}
 	c.st.loads.Add(1)
 	v, err := c.loader.Load(ctx, key)
@@ -350,8 +408,8 @@ func (c *Cache[V]) load(ctx context.Context, key string) (V, error) {
 		}
 		return v, err
 	}
-	if found != l2Unavailable {
-		c.enqueue(rkey, v, e.token, born)
+	if p.found != l2Unavailable {
+		c.enqueue(rkey, v, p.e.token, p.born)
 	}
 	return v, nil
 }

@@ -14,9 +14,11 @@
 //
 // Get answers from L1 when it can, with no Redis command at all. On an L1
 // miss one load of the key starts (later callers wait for it, as in
-// loading.Cache): it reads the key from Redis (GET and PTTL in one round
-// trip); a hit fills L1 with a TTL no longer than the entry's remaining TTL
-// in Redis; a miss calls the Loader and fills both tiers, L2 asynchronously.
+// loading.Cache): the caller that starts it reads the key from Redis on its
+// own goroutine (one GET; see Options.ExactTTL), and a hit fills L1 with a
+// TTL no longer than the entry's remaining TTL in Redis; a miss calls the
+// Loader (on a goroutine of L1, as any load) and fills both tiers, Redis
+// asynchronously.
 // A value in Redis that this cache cannot decode (written by another
 // version of the program, or by someone else) is a miss, counted in
 // Stats.L2Incompatible, never a panic.

@@ -78,6 +78,25 @@ func standalone(t *testing.T) *redistest.Server {
 	return servers.standalone
 }
 
+// standaloneB is standalone for benchmarks.
+func standaloneB(b *testing.B) *redistest.Server {
+	b.Helper()
+	bin, err := redistest.Binary()
+	if err != nil {
+		b.Skip(redistest.SkipMessage(err))
+	}
+	servers.mu.Lock()
+	defer servers.mu.Unlock()
+	if servers.standalone == nil {
+		s, err := redistest.Start(bin)
+		if err != nil {
+			b.Skip(redistest.SkipMessage(err))
+		}
+		servers.standalone = s
+	}
+	return servers.standalone
+}
+
 // cluster returns the shared 3-master cluster.
 func cluster(t *testing.T) *redistest.Cluster {
 	t.Helper()
@@ -157,6 +176,10 @@ func (c *commandCounter) ProcessPipelineHook(next goredis.ProcessPipelineHook) g
 // client returns a client for b (a ClusterClient for the cluster), with a
 // command counter, closed when the test ends.
 func (b backend) client(t *testing.T) (goredis.UniversalClient, *commandCounter) {
+	return b.clientB(t)
+}
+
+func (b backend) clientB(t testing.TB) (goredis.UniversalClient, *commandCounter) {
 	t.Helper()
 	o := ClientDefaults(&goredis.UniversalOptions{Addrs: b.addrs, IsClusterMode: len(b.addrs) > 1})
 	cl := goredis.NewUniversalClient(o)

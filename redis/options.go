@@ -45,8 +45,8 @@ type Options[V any] struct {
 
 	// Local configures L1, as loading.Options: its bound (MaxEntries or
 	// MaxWeight), TTL, TTLJitter, RefreshAfter, MaxStale, ErrorTTL,
-	// NotFoundTTL, LoadTimeout, MaxConcurrentRefreshes. Its Loader and
-	// BulkLoader must be nil (the Cache sets its own). Local.TTL zero
+	// NotFoundTTL, LoadTimeout, MaxConcurrentRefreshes. Its Loader,
+	// BulkLoader and Probe must be nil (the Cache sets its own). Local.TTL zero
 	// means DefaultLocalTTL (30s) or TTL if shorter; it must not exceed
 	// TTL. Local.Clock nil means Clock.
 	Local loading.Options[string, V]
@@ -201,8 +201,8 @@ func (o *Options[V]) resolve() error {
 	if o.Loader == nil {
 		return bad("Loader is required")
 	}
-	if o.Local.Loader != nil || o.Local.BulkLoader != nil {
-		return bad("Local.Loader and Local.BulkLoader must be nil (use Loader)")
+	if o.Local.Loader != nil || o.Local.BulkLoader != nil || o.Local.Probe != nil {
+		return bad("Local.Loader, Local.BulkLoader and Local.Probe must be nil (use Loader)")
 	}
 	if err := checkClient(o.Client); err != nil {
 		return bad("%v", err)

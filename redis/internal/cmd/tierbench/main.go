@@ -4,7 +4,7 @@
 // warm (keys in L1) and cold (every read an L1 miss served by Redis), and
 // a stampede on one expired key. It prints Markdown tables.
 //
-//	go run ./internal/cmd/tierbench [-duration 3s] [-goroutines 100]
+//	go run ./internal/cmd/tierbench [-duration 1s] [-read-rounds 5] [-goroutines 100]
 package main
 
 import (
@@ -30,8 +30,9 @@ import (
 )
 
 var (
-	duration   = flag.Duration("duration", 3*time.Second, "length of each throughput and latency pass")
-	goroutines = flag.Int("goroutines", 100, "concurrent readers")
+	duration   = flag.Duration("duration", time.Second, "length of each throughput and latency pass")
+	readRounds = flag.Int("read-rounds", 5, "rounds of the read passes (medians are reported)")
+	goroutines = flag.Int("goroutines", 100, "concurrent readers (the passes run with this many, then with 1)")
 	keys       = flag.Int("keys", 10_000, "distinct keys (Zipf-distributed reads)")
 	zipfS      = flag.Float64("zipf", 1.1, "Zipf exponent s (> 1)")
 	valueSize  = flag.Int("value", 100, "value size in bytes")
@@ -100,75 +101,75 @@ func run() error {
 	}
 	writer.Close()
 
-	var rows []row
-
-	// Redis only: GET of the raw value.
-	rows = append(rows, measure("Redis only (GET)", func(r *rand.Rand, z *rand.Zipf) bool {
-		_, err := client.Get(ctx, "raw:"+keyNames[z.Uint64()]).Bytes()
-		return err == nil
-	}))
-
 	// Local only: the L1 alone (a loading.Cache), warm.
 	local, err := loading.New(loading.Options[string, []byte]{Loader: source, MaxEntries: 2 * *keys, TTL: time.Hour})
 	if err != nil {
 		return err
 	}
-	for _, k := range keyNames {
-		_, _ = local.Get(ctx, k)
-	}
-	rows = append(rows, measure("Local only (loading.Cache)", func(r *rand.Rand, z *rand.Zipf) bool {
-		_, err := local.Get(ctx, keyNames[z.Uint64()])
-		return err == nil
-	}))
-	local.Close()
-
+	defer local.Close()
 	// Tiered, warm: every key in L1.
 	warm, err := newTier(client, source, "tier:", 2**keys)
 	if err != nil {
 		return err
 	}
+	defer warm.Close()
+	// Tiered, cold: L1 holds a single entry and the reads walk through
+	// the keys in turn, so (almost) every read misses L1 and is answered
+	// by Redis; the stats below say how many.
+	cold, err := newTier(client, source, "tier:", 1)
+	if err != nil {
+		return err
+	}
+	defer cold.Close()
 	for _, k := range keyNames {
+		_, _ = local.Get(ctx, k)
 		_, _ = warm.Get(ctx, k)
 	}
-	warmBefore := warm.Stats()
-	rows = append(rows, measure("Tiered, warm (L1 hits)", func(r *rand.Rand, z *rand.Zipf) bool {
-		_, err := warm.Get(ctx, keyNames[z.Uint64()])
-		return err == nil
-	}))
-	warmAfter := warm.Stats()
-	warm.Close()
-
-	// Tiered, cold: every read misses L1 and is answered by Redis. A
-	// fresh tier per pass, over keys that it reads once each.
-	var coldStats redis.Stats
-	rows = append(rows, measureFresh("Tiered, cold (L1 miss, Redis hit)", func() (func(*rand.Rand, *rand.Zipf) bool, func()) {
-		cold, err := newTier(client, source, "tier:", 1)
-		if err != nil {
-			panic(err)
-		}
-		var next atomic.Uint64
-		return func(r *rand.Rand, z *rand.Zipf) bool {
-				_, err := cold.Get(ctx, keyNames[next.Add(1)%uint64(len(keyNames))])
-				return err == nil
-			}, func() {
-				coldStats = cold.Stats()
-				cold.Close()
-			}
-	}))
-
-	fmt.Printf("## Reads\n\n%d goroutines, %d keys, Zipf s=%.2f, %d-byte values, %v per pass. ", *goroutines, *keys, *zipfS, *valueSize, *duration)
-	fmt.Printf("Throughput comes from a pass without timing; the percentiles from a second pass that times every read (they include the ~%v cost of reading the clock twice).\n\n", clockCost())
-	fmt.Println("| approach | ops/s | p50 | p99 |")
-	fmt.Println("|---|---:|---:|---:|")
-	for _, r := range rows {
-		fmt.Printf("| %s | %s | %s | %s |\n", r.name, ops(r.opsPerSec), dur(r.p50), dur(r.p99))
+	var next atomic.Uint64
+	scenarios := []scenario{
+		{"Redis only (GET)", func(z *rand.Zipf) bool {
+			_, err := client.Get(ctx, "raw:"+keyNames[z.Uint64()]).Bytes()
+			return err == nil
+		}},
+		{"Local only (loading.Cache)", func(z *rand.Zipf) bool {
+			_, err := local.Get(ctx, keyNames[z.Uint64()])
+			return err == nil
+		}},
+		{"Tiered, warm (L1 hits)", func(z *rand.Zipf) bool {
+			_, err := warm.Get(ctx, keyNames[z.Uint64()])
+			return err == nil
+		}},
+		{"Tiered, cold (L1 miss, Redis hit)", func(z *rand.Zipf) bool {
+			_, err := cold.Get(ctx, keyNames[next.Add(1)%uint64(len(keyNames))])
+			return err == nil
+		}},
 	}
-	fmt.Println()
-	fmt.Printf("Tiered warm / local only throughput: %.1f%% (target >= 90%%).  \n", 100*rows[2].opsPerSec/rows[1].opsPerSec)
-	fmt.Printf("Tiered cold / Redis only latency: p50 %+.1f%%, p99 %+.1f%% (target within 10%%); throughput %.1f%%.  \n",
-		100*(float64(rows[3].p50)/float64(rows[0].p50)-1), 100*(float64(rows[3].p99)/float64(rows[0].p99)-1), 100*rows[3].opsPerSec/rows[0].opsPerSec)
-	fmt.Printf("Warm run: %d Redis reads during the passes. Cold run (last pass): %d L1 misses, %d Redis reads, %d L2 hits, %d loads.\n\n",
-		warmAfter.L2Reads-warmBefore.L2Reads, coldStats.Local.Misses, coldStats.L2Reads, coldStats.L2Hits, coldStats.Loads)
+	warmBefore, coldBefore := warm.Stats(), cold.Stats()
+	fmt.Printf("## Reads\n\n%d keys, Zipf s=%.2f (the cold reads walk through the keys in turn instead), %d-byte values. "+
+		"Each round runs every approach in turn, one pass of %v untimed (throughput) and one of %v timing every read (percentiles, "+
+		"which include the ~%v cost of reading the clock twice); the tables give the median over %d rounds, with the range of the throughput.\n\n",
+		*keys, *zipfS, *valueSize, *duration, *duration, clockCost(), *readRounds)
+	var results [][]row
+	for _, g := range []int{*goroutines, 1} {
+		results = append(results, measureAll(scenarios, g))
+	}
+	warmAfter, coldAfter := warm.Stats(), cold.Stats()
+	for i, g := range []int{*goroutines, 1} {
+		rows := results[i]
+		fmt.Printf("### %d goroutine(s)\n\n", g)
+		fmt.Println("| approach | ops/s (median) | ops/s (range) | p50 | p99 |")
+		fmt.Println("|---|---:|---:|---:|---:|")
+		for _, r := range rows {
+			fmt.Printf("| %s | %s | %s–%s | %s | %s |\n", r.name, ops(r.opsPerSec), ops(r.opsMin), ops(r.opsMax), dur(r.p50), dur(r.p99))
+		}
+		fmt.Println()
+		fmt.Printf("Tiered warm / local only throughput: %.1f%% (target >= 90%%).  \n", 100*rows[2].opsPerSec/rows[1].opsPerSec)
+		fmt.Printf("Tiered cold / Redis only: p50 %+.1f%%, p99 %+.1f%% (target: within 10%%); throughput %.1f%%.\n\n",
+			100*(float64(rows[3].p50)/float64(rows[0].p50)-1), 100*(float64(rows[3].p99)/float64(rows[0].p99)-1), 100*rows[3].opsPerSec/rows[0].opsPerSec)
+	}
+	dw, dc := delta(warmBefore, warmAfter), delta(coldBefore, coldAfter)
+	fmt.Printf("During the passes the warm tier made %d Redis reads for %d L1 hits; the cold tier had %d L1 hits and %d L1 misses, "+
+		"made %d Redis reads (%d hits) and %d loads.\n\n", dw.L2Reads, dw.L1Hits, dc.L1Hits, dc.Local.Misses, dc.L2Reads, dc.L2Hits, dc.Loads)
 
 	return stampede(newClient, value)
 }
@@ -186,40 +187,74 @@ func newTier(client goredis.UniversalClient, src loading.Loader[string, []byte],
 	return redis.New(o)
 }
 
+type scenario struct {
+	name string
+	op   func(*rand.Zipf) bool
+}
+
 type row struct {
-	name          string
-	opsPerSec     float64
-	p50, p99, max time.Duration
+	name                      string
+	opsPerSec, opsMin, opsMax float64
+	p50, p99                  time.Duration
 }
 
-// measure runs op from *goroutines goroutines: once untimed for throughput,
-// once timing each call for the percentiles.
-func measure(name string, op func(*rand.Rand, *rand.Zipf) bool) row {
-	return measureFresh(name, func() (func(*rand.Rand, *rand.Zipf) bool, func()) { return op, func() {} })
+// measureAll runs every scenario in turn, *readRounds times, with g
+// goroutines: a pass untimed for throughput, a pass timing each call for
+// the percentiles. It returns the medians.
+func measureAll(scenarios []scenario, g int) []row {
+	opss := make([][]float64, len(scenarios))
+	p50s := make([][]time.Duration, len(scenarios))
+	p99s := make([][]time.Duration, len(scenarios))
+	for round := range *readRounds {
+		for i, sc := range scenarios {
+			n, _ := pass(sc.op, g, false)
+			_, h := pass(sc.op, g, true)
+			opss[i] = append(opss[i], float64(n)/duration.Seconds())
+			p50s[i] = append(p50s[i], h.quantile(0.5))
+			p99s[i] = append(p99s[i], h.quantile(0.99))
+			fmt.Fprintf(os.Stderr, "g=%d round %d %s: %.0f ops/s, p50 %v, p99 %v\n", g, round, sc.name, opss[i][round], p50s[i][round], p99s[i][round])
+		}
+	}
+	rows := make([]row, len(scenarios))
+	for i, sc := range scenarios {
+		o := append([]float64(nil), opss[i]...)
+		sort.Float64s(o)
+		rows[i] = row{name: sc.name, opsPerSec: median(o), opsMin: o[0], opsMax: o[len(o)-1],
+			p50: medianDur(p50s[i]), p99: medianDur(p99s[i])}
+	}
+	return rows
 }
 
-// measureFresh is measure with a fresh op (and its cleanup) for each pass.
-func measureFresh(name string, mk func() (func(*rand.Rand, *rand.Zipf) bool, func())) row {
-	r := row{name: name}
-	op, done := mk()
-	n, _ := pass(op, false)
-	done()
-	r.opsPerSec = float64(n) / duration.Seconds()
-	op, done = mk()
-	_, h := pass(op, true)
-	done()
-	r.p50, r.p99, r.max = h.quantile(0.5), h.quantile(0.99), h.quantile(1)
-	fmt.Fprintf(os.Stderr, "%s: %.0f ops/s, p50 %v, p99 %v\n", name, r.opsPerSec, r.p50, r.p99)
-	return r
+func median(xs []float64) float64 {
+	if len(xs)%2 == 1 {
+		return xs[len(xs)/2]
+	}
+	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
 }
 
-func pass(op func(*rand.Rand, *rand.Zipf) bool, timed bool) (uint64, *histogram) {
+func medianDur(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func delta(a, b redis.Stats) redis.Stats {
+	return redis.Stats{
+		L1Hits: b.L1Hits - a.L1Hits, L2Reads: b.L2Reads - a.L2Reads, L2Hits: b.L2Hits - a.L2Hits, Loads: b.Loads - a.Loads,
+		Local: loading.Stats{Misses: b.Local.Misses - a.Local.Misses},
+	}
+}
+
+func pass(op func(*rand.Zipf) bool, goroutines int, timed bool) (uint64, *histogram) {
 	var total, failed atomic.Uint64
 	var stop atomic.Bool
-	hists := make([]*histogram, *goroutines)
+	hists := make([]*histogram, goroutines)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
-	for g := range *goroutines {
+	for g := range goroutines {
 		wg.Add(1)
 		h := &histogram{}
 		hists[g] = h
@@ -232,12 +267,12 @@ func pass(op func(*rand.Rand, *rand.Zipf) bool, timed bool) (uint64, *histogram)
 			for !stop.Load() {
 				if timed {
 					t0 := time.Now()
-					ok := op(r, z)
+					ok := op(z)
 					h.add(time.Since(t0))
 					if !ok {
 						bad++
 					}
-				} else if !op(r, z) {
+				} else if !op(z) {
 					bad++
 				}
 				n++
