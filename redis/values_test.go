@@ -264,3 +264,42 @@ func (c *fakeClock) add(d time.Duration) {
 }
 
 var _ = errors.New
+
+// A background reload (refresh ahead) reads Redis on L1's goroutine and
+// takes a value another instance wrote there, without calling the source.
+func TestRefreshReadsRedis(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		cl, _ := b.client(t)
+		clock := &fakeClock{t: time.Unix(1e9, 0)}
+		src := newSource()
+		src.set("k", "v1")
+		c := newTier(t, cl, src, func(o *Options[string]) {
+			o.Local.TTL = time.Minute
+			o.Local.RefreshAfter = 30 * time.Second
+			o.Clock = clock
+		})
+		waitSubscribed(t, c)
+		mustGet(t, c, "k", "v1")
+		eventually(t, 10*time.Second, "v1 written to Redis", func() bool { return c.Stats().L2Writes == 1 })
+		// Another instance's value arrives in Redis without an
+		// invalidation reaching c (written behind its back).
+		env, err := c.encode("v2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.Set(ctx, c.prefix+"k", env, time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
+		clock.add(31 * time.Second)
+		mustGet(t, c, "k", "v1") // due: served, reloaded in the background
+		eventually(t, 10*time.Second, "the background reload reads Redis", func() bool { return c.Stats().L2Hits == 1 })
+		eventually(t, 10*time.Second, "the reloaded value in L1", func() bool {
+			v, err := c.Get(ctx, "k")
+			return err == nil && v == "v2"
+		})
+		if n := src.count("k"); n != 1 {
+			t.Fatalf("the source was called %d times, want 1", n)
+		}
+	})
+}
