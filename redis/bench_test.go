@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -91,6 +92,33 @@ func BenchmarkRead(b *testing.B) {
 			}()
 			<-done
 		}
+	})
+	for _, entries := range []int{1, 1000} {
+		b.Run(fmt.Sprintf("tier-cold-parallel-%d", entries), func(b *testing.B) {
+			c := mk(entries)
+			var next atomic.Uint64
+			b.SetParallelism(50)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := c.Get(ctx, keys[next.Add(1)%nkeys]); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+	b.Run("redis-get-parallel", func(b *testing.B) {
+		var next atomic.Uint64
+		b.SetParallelism(50)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if _, err := client.Get(ctx, "raw:"+keys[next.Add(1)%nkeys]).Bytes(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
 	})
 	b.Run("tier-warm", func(b *testing.B) {
 		i := 0

@@ -80,8 +80,11 @@ type write struct {
 	born  time.Time
 }
 
-// New returns a Cache configured by opts, subscribed (in the background) to
-// the invalidations of its prefix, or an error wrapping ErrInvalidOptions.
+// New returns a Cache configured by opts, or an error wrapping
+// ErrInvalidOptions. It subscribes to the invalidations of its prefix and
+// waits up to Options.Timeout for the subscription to be confirmed; if
+// Redis does not answer by then, the Cache starts degraded (see
+// DegradedTTL) and keeps trying in the background.
 func New[V any](opts Options[V]) (*Cache[V], error) {
 	if err := opts.resolve(); err != nil {
 		return nil, err
@@ -160,6 +163,13 @@ func (c *Cache[V]) now() time.Time {
 // the load goes on. An L1 hit sends nothing to Redis.
 func (c *Cache[V]) Get(ctx context.Context, key string) (V, error) {
 	return c.l1.Get(ctx, key)
+}
+
+// GetMany returns the values of keys, like Get for each key (see
+// loading.Cache.GetMany for the results): keys missing from L1 are read
+// from Redis and loaded concurrently, one load per key (not one MGET).
+func (c *Cache[V]) GetMany(ctx context.Context, keys []string) (map[string]V, error) {
+	return c.l1.GetMany(ctx, keys)
 }
 
 // Set stores value for key in L1 and in Redis (with Options.TTL), and

@@ -65,7 +65,7 @@ type Stats struct {
 	// full, breaker open, too old, Close).
 	L2Writes, L2WritesRejected, L2WriteErrors, L2WritesDropped uint64
 
-	// Misses are lookups that reached the Loader (Loads calls to it), and
+	// Loads counts calls to the Loader (lookups that missed both tiers),
 	// LoadErrors those that failed (not counting not-found answers).
 	Loads, LoadErrors uint64
 

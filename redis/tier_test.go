@@ -55,3 +55,29 @@ func TestL2HitAcrossInstances(t *testing.T) {
 		_ = context.Background()
 	})
 }
+
+// GetMany answers from L1, Redis and the loader, key by key.
+func TestGetMany(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		client, _ := b.client(t)
+		src := newSource()
+		for _, k := range []string{"a", "b", "c"} {
+			src.set(k, "v"+k)
+		}
+		c := newTier(t, client, src, nil)
+		mustGet(t, c, "a", "va") // in L1
+		other := newTier(t, client, newSource(), nil)
+		if err := other.Set(ctx, "b", "vb"); err != nil { // in Redis
+			t.Fatal(err)
+		}
+		eventually(t, invalidationBound, "the invalidation of b delivered", func() bool { return c.Stats().InvalidationsReceived == 1 })
+		got, err := c.GetMany(ctx, []string{"a", "b", "c"})
+		if err != nil || len(got) != 3 || got["a"] != "va" || got["b"] != "vb" || got["c"] != "vc" {
+			t.Fatalf("GetMany = %v, %v", got, err)
+		}
+		if st := c.Stats(); st.L2Hits != 1 || st.Loads != 2 {
+			t.Fatalf("%d L2 hits, %d loads; want 1 (b), 2 (a, c)", st.L2Hits, st.Loads)
+		}
+	})
+}

@@ -31,7 +31,7 @@ import (
 
 var (
 	duration   = flag.Duration("duration", time.Second, "length of each throughput and latency pass")
-	readRounds = flag.Int("read-rounds", 5, "rounds of the read passes (medians are reported)")
+	readRounds = flag.Int("read-rounds", 7, "rounds of the read passes (medians are reported)")
 	goroutines = flag.Int("goroutines", 100, "concurrent readers (the passes run with this many, then with 1)")
 	keys       = flag.Int("keys", 10_000, "distinct keys (Zipf-distributed reads)")
 	zipfS      = flag.Float64("zipf", 1.1, "Zipf exponent s (> 1)")
@@ -163,9 +163,11 @@ func run() error {
 			fmt.Printf("| %s | %s | %s–%s | %s | %s |\n", r.name, ops(r.opsPerSec), ops(r.opsMin), ops(r.opsMax), dur(r.p50), dur(r.p99))
 		}
 		fmt.Println()
-		fmt.Printf("Tiered warm / local only throughput: %.1f%% (target >= 90%%).  \n", 100*rows[2].opsPerSec/rows[1].opsPerSec)
-		fmt.Printf("Tiered cold / Redis only: p50 %+.1f%%, p99 %+.1f%% (target: within 10%%); throughput %.1f%%.\n\n",
-			100*(float64(rows[3].p50)/float64(rows[0].p50)-1), 100*(float64(rows[3].p99)/float64(rows[0].p99)-1), 100*rows[3].opsPerSec/rows[0].opsPerSec)
+		fmt.Printf("Tiered warm / local only throughput: %.1f%% (median of the per-round ratios; target >= 90%%).  \n",
+			100*pairedRatio(rows[2].ops, rows[1].ops))
+		fmt.Printf("Tiered cold / Redis only: p50 %+.1f%%, p99 %+.1f%% (medians of the per-round ratios; target: within 10%%); throughput %.1f%%.\n\n",
+			100*(pairedRatio(durs(rows[3].p50s), durs(rows[0].p50s))-1), 100*(pairedRatio(durs(rows[3].p99s), durs(rows[0].p99s))-1),
+			100*pairedRatio(rows[3].ops, rows[0].ops))
 	}
 	dw, dc := delta(warmBefore, warmAfter), delta(coldBefore, coldAfter)
 	fmt.Printf("During the passes the warm tier made %d Redis reads for %d L1 hits; the cold tier had %d L1 hits and %d L1 misses, "+
@@ -196,6 +198,30 @@ type row struct {
 	name                      string
 	opsPerSec, opsMin, opsMax float64
 	p50, p99                  time.Duration
+	// per round, for ratios between approaches measured in the same round
+	ops  []float64
+	p50s []time.Duration
+	p99s []time.Duration
+}
+
+// pairedRatio returns the median over rounds of a's metric over b's, both
+// measured in the same round (which cancels most of the drift of a shared
+// machine's load between rounds).
+func pairedRatio(a, b []float64) float64 {
+	r := make([]float64, len(a))
+	for i := range a {
+		r[i] = a[i] / b[i]
+	}
+	sort.Float64s(r)
+	return median(r)
+}
+
+func durs(ds []time.Duration) []float64 {
+	f := make([]float64, len(ds))
+	for i, d := range ds {
+		f[i] = float64(d)
+	}
+	return f
 }
 
 // measureAll runs every scenario in turn, *readRounds times, with g
@@ -220,7 +246,7 @@ func measureAll(scenarios []scenario, g int) []row {
 		o := append([]float64(nil), opss[i]...)
 		sort.Float64s(o)
 		rows[i] = row{name: sc.name, opsPerSec: median(o), opsMin: o[0], opsMax: o[len(o)-1],
-			p50: medianDur(p50s[i]), p99: medianDur(p99s[i])}
+			p50: medianDur(p50s[i]), p99: medianDur(p99s[i]), ops: opss[i], p50s: p50s[i], p99s: p99s[i]}
 	}
 	return rows
 }
