@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -40,6 +41,9 @@ var (
 	loadDelay  = flag.Duration("load-delay", 10*time.Millisecond, "the simulated database's latency in the stampede")
 	rounds     = flag.Int("rounds", 5, "stampede rounds")
 	seed       = flag.Uint64("seed", 1, "random seed")
+	poolSize   = flag.Int("pool", 0, "go-redis connection pool size (0: its default, 10 per GOMAXPROCS)")
+	only1      = flag.Bool("skip-single", false, "skip the single-goroutine passes")
+	cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the read passes to this file")
 )
 
 func main() {
@@ -64,7 +68,7 @@ func run() error {
 
 	newClient := func() goredis.UniversalClient {
 		return goredis.NewUniversalClient(redis.ClientDefaults(&goredis.UniversalOptions{
-			Addrs: []string{srv.Addr()}, PoolSize: *goroutines,
+			Addrs: []string{srv.Addr()}, PoolSize: *poolSize,
 		}))
 	}
 	client := newClient()
@@ -150,11 +154,25 @@ func run() error {
 		"which include the ~%v cost of reading the clock twice); the tables give the median over %d rounds, with the range of the throughput.\n\n",
 		*keys, *zipfS, *valueSize, *duration, *duration, clockCost(), *readRounds)
 	var results [][]row
-	for _, g := range []int{*goroutines, 1} {
+	levels := []int{*goroutines, 1}
+	if *only1 {
+		levels = levels[:1]
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+	}
+	for _, g := range levels {
 		results = append(results, measureAll(scenarios, g))
 	}
+	pprof.StopCPUProfile()
 	warmAfter, coldAfter := warm.Stats(), cold.Stats()
-	for i, g := range []int{*goroutines, 1} {
+	for i, g := range levels {
 		rows := results[i]
 		fmt.Printf("### %d goroutine(s)\n\n", g)
 		fmt.Println("| approach | ops/s (median) | ops/s (range) | p50 | p99 |")
