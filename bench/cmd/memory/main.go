@@ -96,7 +96,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-rounds must be positive and -ttl not negative")
 		}
 		start := time.Now()
-		rep = footprint.Report{Header: report.NewHeader("./bench/cmd/memory", args), Sizes: ss, TTL: ttl.String(), Rounds: *rounds}
+		rep = footprint.Report{Header: report.NewHeader("./bench/cmd/memory", args), Sizes: ss, TTL: report.ShortDuration(*ttl), Rounds: *rounds}
 		rep.Note = *note
 		rep.Method = fmt.Sprintf("%d rounds; every cache and size in a fresh process; medians", *rounds)
 		var names []string

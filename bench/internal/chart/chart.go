@@ -27,6 +27,7 @@ var textFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
 var Palette = []color.Color{
 	rgb(0x1f77b4), rgb(0xff7f0e), rgb(0x2ca02c), rgb(0xd62728),
 	rgb(0x9467bd), rgb(0x8c564b), rgb(0xe377c2), rgb(0x7f7f7f),
+	rgb(0xbcbd22), rgb(0x17becf), rgb(0x393b79), rgb(0x637939),
 }
 
 func rgb(hex uint32) color.Color {
@@ -168,6 +169,9 @@ type Lines struct {
 	X      []float64
 	LogX   bool
 	Series []Series
+	// YMax, if positive, is the top of the Y axis: points above it are
+	// left out (the chart says so in its title, the table has them).
+	YMax float64
 }
 
 // WriteFile draws the chart to path.
@@ -190,7 +194,7 @@ func (l Lines) WriteFile(path string) error {
 		}
 		var pts plotter.XYs
 		for i, v := range s.Values {
-			if !math.IsNaN(v) && !math.IsInf(v, 0) {
+			if !math.IsNaN(v) && !math.IsInf(v, 0) && (l.YMax <= 0 || v <= l.YMax) {
 				pts = append(pts, plotter.XY{X: l.X[i], Y: v})
 			}
 		}
@@ -211,6 +215,9 @@ func (l Lines) WriteFile(path string) error {
 		p.Legend.Add(s.Name, line, sc)
 	}
 	p.Y.Min = 0
+	if l.YMax > 0 {
+		p.Y.Max = l.YMax
+	}
 	p.Legend.Top = true
 	grid := plotter.NewGrid()
 	grid.Vertical.Color = color.Gray{Y: 0xe0}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/cachekit/cachekit/bench/internal/adapter"
 	"github.com/cachekit/cachekit/bench/internal/chart"
@@ -109,8 +110,8 @@ func (r *Report) RSSTable() string {
 // dir/memory.png, for the caches of Go values (and the resident figure
 // for the byte caches), and returns the file's name.
 func (r *Report) Chart(dir string) (string, error) {
-	l := chart.Lines{Title: "Memory per entry beyond its 32 bytes of key and value (TTL set)", XLabel: "entries (log scale)",
-		YLabel: "bytes per entry (less is better)", LogX: true}
+	l := chart.Lines{Title: "Memory per entry beyond its 32 bytes of key and value, TTL set",
+		XLabel: "entries (log scale)", YLabel: "bytes per entry (less is better; above 400: tables)", LogX: true, YMax: 400}
 	for _, s := range r.Sizes {
 		l.X = append(l.X, float64(s))
 	}
@@ -125,7 +126,7 @@ func (r *Report) Chart(dir string) (string, error) {
 		s := chart.Series{Name: name}
 		for _, size := range r.Sizes {
 			x, ok := r.Cell(c, size)
-			if !ok || f(x) > 2000 { // off the chart: see the table
+			if !ok {
 				s.Values = append(s.Values, math.NaN())
 				continue
 			}
@@ -147,7 +148,7 @@ func (r *Report) Markdown(chartFile string) string {
 		"**minus the %d bytes of the key and value themselves** (for a cache of Go values, the two string headers it stores; the strings' bytes are shared "+
 		"with the benchmark's arrays, which exist before and after; for a byte cache, the 32 bytes it copies). Medians of %d rounds. "+
 		"A figure in brackets is the number of entries the cache actually held, when it held fewer than N.\n\n",
-		r.TTL, PairBytes, r.Rounds)
+		ttlText(r.TTL), PairBytes, r.Rounds)
 	b.WriteString("## Go heap in use (`runtime.MemStats.HeapInuse`), bytes per entry\n\n")
 	b.WriteString("The measure otter publishes, for the caches of Go values. It does not see memory mapped outside the Go heap (fastcache's and bytecache's chunks), " +
 		"so the byte caches are only in the next table. In parentheses: as a multiple of cachekit's.\n\n")
@@ -169,4 +170,12 @@ func (r *Report) Markdown(chartFile string) string {
 		"`map` is a plain `map[string]string` without a TTL: the floor for storing the pairs in a Go map. "+
 		"ristretto stores two hashes instead of the key, which makes it smaller than a cache that keeps its keys.\n", PairBytes)
 	return b.String()
+}
+
+// ttlText shortens a stored duration ("1h0m0s" → "1h").
+func ttlText(s string) string {
+	if d, err := time.ParseDuration(s); err == nil {
+		return report.ShortDuration(d)
+	}
+	return s
 }

@@ -300,3 +300,16 @@ func Thousands(n int) string {
 	}
 	return string(out)
 }
+
+// ShortDuration formats d without zero minutes and seconds: "1h",
+// "1h30m", "10s".
+func ShortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

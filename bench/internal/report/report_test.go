@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestTable(t *testing.T) {
@@ -77,5 +78,13 @@ func TestWriteFiles(t *testing.T) {
 	}
 	if err := ReadJSON(name, &v); err == nil {
 		t.Error("bad JSON was read")
+	}
+}
+
+func TestShortDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{time.Hour: "1h", 90 * time.Minute: "1h30m", 10 * time.Second: "10s", 2 * time.Minute: "2m", time.Hour + time.Second: "1h0m1s"} {
+		if got := ShortDuration(d); got != want {
+			t.Errorf("ShortDuration(%v) = %q, want %q", d, got, want)
+		}
 	}
 }
