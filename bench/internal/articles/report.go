@@ -195,7 +195,7 @@ func (r *Report) Markdown(charts []string) string {
 	b.WriteString(r.Header.Markdown("The articles' table: 1M structs, memory and parallel time per operation",
 		"bench/cmd/articles (make bench BENCH=articles)"))
 	fmt.Fprintf(&b, "Every cache stores the same %s entries: keys `user:0` … `user:%d`, values `struct{N int; B bool; S string}` "+
-		"with a string of about 15 bytes. The byte caches (bigcache, freecache, fastcache%s) store the struct binary-encoded "+
+		"with a string of 9 to 18 bytes (`profile-` and a number). The byte caches (bigcache, freecache, fastcache%s) store the struct binary-encoded "+
 		"(a varint, a byte, a length-prefixed string) and decode it on every Get, as their users must. "+
 		"Each cache is measured in a fresh process (%d rounds, caches interleaved, medians shown); "+
 		"docs/benchmarks/README.md explains the method.\n\n",
