@@ -12,7 +12,11 @@ import (
 
 // Benchmarks of the read paths against the shared standalone server (the
 // full comparison, with percentiles and the stampede, is
-// internal/cmd/tierbench).
+// internal/cmd/tierbench): a plain GET; the tier's cold read (L1 miss, Redis
+// hit); its Redis read alone; a loading.Cache over GET and a goroutine
+// hand-off around GET (what a cold read cost before loading.Options.Probe
+// let the tier read Redis on the caller's goroutine); an L1 hit; and the
+// cold read and GET from 100 goroutines.
 func BenchmarkRead(b *testing.B) {
 	srv := standaloneB(b)
 	be := backend{addrs: []string{srv.Addr()}}
