@@ -2,15 +2,12 @@ package redis
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cachekit/cachekit"
@@ -37,38 +34,20 @@ var (
 // All methods are safe for concurrent use. A Cache must not be copied; use
 // the pointer New returns, and Close it when done.
 type Cache[V any] struct {
-	l1      *loading.Cache[string, V]
-	client  goredis.UniversalClient
-	loader  loading.Loader[string, V]
-	codec   Codec[V]
-	fp      uint64
-	prefix  string
-	channel string
-	sharded bool
-	id      string // this instance's id, carried by its invalidations
+	core // Redis, the breaker, the counters, the invalidations
 
-	ttl, timeout, tombstoneTTL, degradedTTL time.Duration
-	healthCheck, resubscribeDelay           time.Duration
-	clock                                   cachekit.Clock
+	l1     *loading.Cache[string, V]
+	loader loading.Loader[string, V]
+	codec  Codec[V]
+	fp     uint64
 
-	brk   *breaker
+	ttl, tombstoneTTL time.Duration
+	clock             cachekit.Clock
+
 	cas   *goredis.Script
 	queue chan write
-	log   *slog.Logger
-	logs  logLimiter
 
-	exactTTL   bool
-	returned   atomic.Bool // New has returned: Gets may have filled L1
-	subscribed atomic.Bool
-	flushDue   time.Time // when L1 must be flushed after a loss; zero: not due. Subscriber goroutine only.
-	st         counters
-
-	life      context.Context
-	endLife   context.CancelFunc
-	psMu      sync.Mutex // guards ps and closed
-	ps        *goredis.PubSub
-	closed    bool
-	wg        sync.WaitGroup
+	exactTTL  bool
 	closeOnce sync.Once
 }
 
@@ -89,36 +68,29 @@ func New[V any](opts Options[V]) (*Cache[V], error) {
 	if err := opts.resolve(); err != nil {
 		return nil, err
 	}
-	var idb [8]byte
-	_, _ = rand.Read(idb[:])
 	c := &Cache[V]{
+		loader:       opts.Loader,
+		codec:        opts.Codec,
+		fp:           fingerprint(opts.Codec, opts.Version),
+		ttl:          opts.TTL,
+		tombstoneTTL: opts.TombstoneTTL,
+		clock:        opts.Clock,
+		exactTTL:     opts.ExactTTL,
+		cas:          goredis.NewScript(casScript),
+		queue:        make(chan write, opts.WriteQueue),
+	}
+	c.init(coreSettings{
 		client:           opts.Client,
-		loader:           opts.Loader,
-		codec:            opts.Codec,
-		fp:               fingerprint(opts.Codec, opts.Version),
 		prefix:           opts.Prefix,
-		channel:          opts.Prefix + "invalidate",
-		id:               hex.EncodeToString(idb[:]),
-		ttl:              opts.TTL,
 		timeout:          opts.Timeout,
-		tombstoneTTL:     opts.TombstoneTTL,
 		degradedTTL:      opts.DegradedTTL,
 		healthCheck:      opts.HealthCheck,
 		resubscribeDelay: opts.ResubscribeDelay,
+		breakerFailures:  opts.BreakerFailures,
+		breakerOpenFor:   opts.BreakerOpenFor,
+		sharded:          opts.Sharded,
 		clock:            opts.Clock,
-		exactTTL:         opts.ExactTTL,
-		cas:              goredis.NewScript(casScript),
-		queue:            make(chan write, opts.WriteQueue),
 		log:              opts.Logger.With("cache", opts.Prefix),
-	}
-	switch opts.Sharded {
-	case ShardedAuto:
-		_, c.sharded = opts.Client.(*goredis.ClusterClient)
-	case ShardedOn:
-		c.sharded = true
-	}
-	c.brk = newBreaker(opts.BreakerFailures, opts.BreakerOpenFor, opts.Clock, func(from, to BreakerState) {
-		c.log.Warn("redis: circuit breaker", "from", from.String(), "to", to.String())
 	})
 	local := opts.Local
 	local.Loader = loading.LoaderFunc[string, V](c.load)
@@ -128,24 +100,18 @@ func New[V any](opts Options[V]) (*Cache[V], error) {
 		return nil, fmt.Errorf("redis: %w", err)
 	}
 	c.l1 = l1
-	c.life, c.endLife = context.WithCancel(context.Background())
-	c.wg.Add(1 + opts.Writers)
-	go c.subscribeLoop()
+	c.invalidate = func(key string) { c.l1.Delete(key) }
+	c.flushLocal = c.l1.InvalidateAll
+	c.wg.Add(opts.Writers)
 	for range opts.Writers {
 		go c.writeLoop()
 	}
 	// Wait (at most Timeout) for the subscription, so that a healthy
 	// start does not flush L1 while the first loads run.
-	deadline := time.Now().Add(c.timeout)
-	for !c.subscribed.Load() && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	c.startSubscription()
 	c.returned.Store(true)
 	return c, nil
 }
-
-// ID returns the instance id that this Cache's invalidations carry.
-func (c *Cache[V]) ID() string { return c.id }
 
 func (c *Cache[V]) now() time.Time {
 	if c.clock != nil {
@@ -204,51 +170,10 @@ func expiresAt(ttl time.Duration) int64 { return time.Now().Add(ttl).UnixMilli()
 // writeAndPublish writes env to key's Redis entry (to expire at the time
 // the envelope holds) and publishes key's invalidation, in one round trip.
 func (c *Cache[V]) writeAndPublish(ctx context.Context, key string, env []byte) error {
-	if !c.brk.allow() {
-		c.st.l2Skipped.Add(1)
-		return ErrUnavailable
-	}
-	cctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	msg := c.message(key)
-	pipe := c.client.Pipeline()
-	set := pipe.SetArgs(cctx, c.prefix+key, env, goredis.SetArgs{ExpireAt: time.UnixMilli(expiry(env))})
-	var pub *goredis.IntCmd
-	if c.sharded {
-		pub = pipe.SPublish(cctx, c.channel, msg)
-	} else {
-		pub = pipe.Publish(cctx, c.channel, msg)
-	}
-	_, _ = pipe.Exec(cctx)
-	err := errors.Join(set.Err(), pub.Err())
-	c.report(ctx, err)
-	if set.Err() != nil {
-		c.st.l2WriteErrors.Add(1)
-		return fmt.Errorf("redis: writing %q: %w", key, set.Err())
-	}
-	c.st.l2Writes.Add(1)
-	if pub.Err() != nil {
-		return fmt.Errorf("redis: publishing the invalidation of %q: %w", key, pub.Err())
-	}
-	c.st.sent.Add(1)
-	return nil
-}
-
-// report tells the breaker how a Redis call went. A call that ended because
-// ctx (the caller's) ended tells nothing; a reply from the server counts as
-// success unless it says the server cannot serve (LOADING, CLUSTERDOWN,
-// MASTERDOWN, TRYAGAIN, READONLY).
-func (c *Cache[V]) report(ctx context.Context, err error) {
-	switch {
-	case err == nil || errors.Is(err, goredis.Nil):
-		c.brk.success()
-	case ctx.Err() != nil:
-		c.brk.neutral()
-	case isServerReply(err) && !unavailableReply(err):
-		c.brk.success()
-	default:
-		c.brk.failure()
-	}
+	_, err := c.core.writeAndPublish(ctx, key, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {
+		return p.SetArgs(ctx, c.prefix+key, env, goredis.SetArgs{ExpireAt: time.UnixMilli(expiry(env))})
+	})
+	return err
 }
 
 func isServerReply(err error) bool {
@@ -517,14 +442,7 @@ func (c *Cache[V]) writeLoaded(w write) {
 func (c *Cache[V]) Close() {
 	c.closeOnce.Do(func() {
 		c.l1.Close()
-		c.endLife()
-		c.psMu.Lock()
-		c.closed = true
-		if c.ps != nil {
-			_ = c.ps.Close()
-		}
-		c.psMu.Unlock()
-		c.wg.Wait()
+		c.stop()
 		for {
 			select {
 			case <-c.queue:

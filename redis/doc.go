@@ -52,6 +52,17 @@
 // never touches Redis, the breaker or a lock that a Redis call holds, so a
 // Redis that is down or hangs never delays it.
 //
+// # A byte tier for the cachekit service
+//
+// ByteTier is the same shared tier without the typed L1 and the Loader: it
+// stores opaque byte values for programs that keep their own in-memory
+// copies, such as the cachekit service (it implements service.Tier). Its
+// Set and Delete publish invalidations on the same kind of channel, which
+// other instances' ByteTiers pass to Handlers.Invalidate; a lost
+// subscription is reported to Handlers.Lost and Handlers.Flush as a
+// Cache handles it (see Handlers), and its calls have the same deadline
+// and circuit breaker.
+//
 // # Concurrency and goroutines
 //
 // Every method of Cache is safe for concurrent use. A Cache runs one

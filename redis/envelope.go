@@ -53,16 +53,27 @@ type entry struct {
 // parseEntry reads raw bytes from Redis. It never fails: bytes that are not
 // an envelope of ours come back with kind 0.
 func parseEntry(raw string) entry {
-	if len(raw) < headerSize || raw[:3] != magic || (raw[3] != kindValue && raw[3] != kindTomb) {
+	kind, fp, exp, ok := parseHeader(raw)
+	if !ok {
 		sum := sha1.Sum([]byte(raw))
 		return entry{token: "h" + hex.EncodeToString(sum[:])}
 	}
-	e := entry{kind: raw[3], token: "w" + raw[4:12], exp: int64(binary.BigEndian.Uint64([]byte(raw[20:28])))}
+	e := entry{kind: kind, token: "w" + raw[4:12], exp: exp}
 	if e.kind == kindValue {
-		e.fp = binary.BigEndian.Uint64([]byte(raw[12:20]))
+		e.fp = fp
 		e.payload = []byte(raw[headerSize:])
 	}
 	return e
+}
+
+// parseHeader reads the header of an envelope (its payload is
+// raw[headerSize:]), without copying; ok is false for bytes that are not an
+// envelope of ours.
+func parseHeader(raw string) (kind byte, fp uint64, exp int64, ok bool) {
+	if len(raw) < headerSize || raw[:3] != magic || (raw[3] != kindValue && raw[3] != kindTomb) {
+		return 0, 0, 0, false
+	}
+	return raw[3], binary.BigEndian.Uint64([]byte(raw[12:20])), int64(binary.BigEndian.Uint64([]byte(raw[20:28]))), true
 }
 
 // absentToken is the compare-and-set token of a key that does not exist.

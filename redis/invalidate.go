@@ -19,7 +19,7 @@ import (
 //	[10+n:)   the key (without the prefix)
 const msgVersion = 1
 
-func (c *Cache[V]) message(key string) string {
+func (c *core) message(key string) string {
 	b := make([]byte, 10, 10+len(c.id)+len(key))
 	b[0] = msgVersion
 	binary.BigEndian.PutUint64(b[1:9], uint64(time.Now().UnixNano()))
@@ -41,7 +41,7 @@ func parseMessage(m string) (sender, key string, sent time.Time, ok bool) {
 }
 
 // onMessage applies an invalidation received from Redis.
-func (c *Cache[V]) onMessage(payload string) {
+func (c *core) onMessage(payload string) {
 	sender, key, sent, ok := parseMessage(payload)
 	switch {
 	case !ok:
@@ -50,21 +50,21 @@ func (c *Cache[V]) onMessage(payload string) {
 	case sender == c.id:
 		c.st.ignored.Add(1)
 	default:
-		c.l1.Delete(key)
+		c.invalidate(key)
 		c.st.received.Add(1)
 		c.st.observeLag(time.Since(sent))
 	}
 }
 
-// subscribeLoop keeps this Cache subscribed to its invalidation channel
+// subscribeLoop keeps this instance subscribed to its invalidation channel
 // until Close: it subscribes, applies messages, pings a silent
 // subscription, and on a loss subscribes again after a growing pause. A
-// loss cuts L1's lifetimes to DegradedTTL: entries cached before it are
-// flushed DegradedTTL after it (unless the subscription is back by then,
-// which flushes them at once), and values loaded meanwhile live no longer.
-// So a Redis that goes down does not empty L1 at once: hits go on for
-// DegradedTTL.
-func (c *Cache[V]) subscribeLoop() {
+// loss cuts the local copies' lifetimes to DegradedTTL: entries cached
+// before it are flushed DegradedTTL after it (unless the subscription is
+// back by then, which flushes them at once), and values loaded meanwhile
+// live no longer (the owner caps them). So a Redis that goes down does not
+// empty L1 at once: hits go on for DegradedTTL.
+func (c *core) subscribeLoop() {
 	defer c.wg.Done()
 	delay := c.resubscribeDelay
 	for c.life.Err() == nil {
@@ -77,6 +77,9 @@ func (c *Cache[V]) subscribeLoop() {
 			c.flushDue = time.Now().Add(c.degradedTTL)
 			c.logs.log(c.log, "subscription", "redis: invalidation subscription lost; resubscribing",
 				"l1_flush_in", c.degradedTTL)
+			if c.lost != nil {
+				c.lost()
+			}
 		}
 		if confirmed {
 			delay = c.resubscribeDelay
@@ -86,9 +89,9 @@ func (c *Cache[V]) subscribeLoop() {
 	}
 }
 
-// pause waits for d, or until Close, flushing L1 meanwhile if a flush
+// pause waits for d, or until Close, flushing the local copies meanwhile if a flush
 // falls due.
-func (c *Cache[V]) pause(d time.Duration) {
+func (c *core) pause(d time.Duration) {
 	end := time.Now().Add(d)
 	for {
 		now := time.Now()
@@ -115,7 +118,7 @@ func (c *Cache[V]) pause(d time.Duration) {
 
 // subscription runs one subscription until it fails or Close, and reports
 // whether it was ever confirmed.
-func (c *Cache[V]) subscription() (confirmed bool) {
+func (c *core) subscription() (confirmed bool) {
 	c.psMu.Lock()
 	if c.closed {
 		c.psMu.Unlock()
@@ -181,8 +184,9 @@ func (c *Cache[V]) subscription() (confirmed bool) {
 	}
 }
 
-// flush empties L1: loads in flight store nothing.
-func (c *Cache[V]) flush() {
-	c.l1.InvalidateAll()
+// flush empties L1 (loads in flight store nothing), or drops a ByteTier's
+// caller's copies.
+func (c *core) flush() {
+	c.flushLocal()
 	c.st.flushes.Add(1)
 }

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -192,9 +191,7 @@ func checkClient(c goredis.UniversalClient) error {
 
 // resolved is Options with defaults filled in.
 func (o *Options[V]) resolve() error {
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("redis: %w: "+format, append([]any{ErrInvalidOptions}, args...)...)
-	}
+	bad := badOption
 	if o.Client == nil {
 		return bad("Client is required")
 	}
@@ -207,14 +204,16 @@ func (o *Options[V]) resolve() error {
 	if err := checkClient(o.Client); err != nil {
 		return bad("%v", err)
 	}
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"TTL", o.TTL}, {"Timeout", o.Timeout}, {"TombstoneTTL", o.TombstoneTTL}, {"DegradedTTL", o.DegradedTTL},
-		{"BreakerOpenFor", o.BreakerOpenFor}, {"HealthCheck", o.HealthCheck}, {"ResubscribeDelay", o.ResubscribeDelay}} {
-		if d.v < 0 {
-			return bad("%s is negative (%v)", d.name, d.v)
-		}
+	if err := resolveDurations(bad,
+		durationOption{"TTL", &o.TTL, DefaultTTL},
+		durationOption{"Timeout", &o.Timeout, DefaultTimeout},
+		durationOption{"TombstoneTTL", &o.TombstoneTTL, DefaultTombstoneTTL},
+		durationOption{"DegradedTTL", &o.DegradedTTL, DefaultDegradedTTL},
+		durationOption{"BreakerOpenFor", &o.BreakerOpenFor, DefaultBreakerOpenFor},
+		durationOption{"HealthCheck", &o.HealthCheck, DefaultHealthCheck},
+		durationOption{"ResubscribeDelay", &o.ResubscribeDelay, DefaultResubscribeDelay},
+	); err != nil {
+		return err
 	}
 	if o.BreakerFailures < 0 || o.WriteQueue < 0 || o.Writers < 0 {
 		return bad("BreakerFailures, WriteQueue and Writers must not be negative")
@@ -222,19 +221,9 @@ func (o *Options[V]) resolve() error {
 	if o.Sharded > ShardedOff {
 		return bad("unknown Sharded value %d", o.Sharded)
 	}
-	def := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
-			*d = v
-		}
+	if o.Local.TTL == 0 {
+		o.Local.TTL = min(DefaultLocalTTL, o.TTL)
 	}
-	def(&o.TTL, DefaultTTL)
-	def(&o.Timeout, DefaultTimeout)
-	def(&o.TombstoneTTL, DefaultTombstoneTTL)
-	def(&o.DegradedTTL, DefaultDegradedTTL)
-	def(&o.BreakerOpenFor, DefaultBreakerOpenFor)
-	def(&o.HealthCheck, DefaultHealthCheck)
-	def(&o.ResubscribeDelay, DefaultResubscribeDelay)
-	def(&o.Local.TTL, min(DefaultLocalTTL, o.TTL))
 	if o.Local.TTL > o.TTL {
 		return bad("Local.TTL (%v) exceeds TTL (%v)", o.Local.TTL, o.TTL)
 	}

@@ -92,9 +92,16 @@ type Stats struct {
 
 // Stats returns the Cache's counters.
 func (c *Cache[V]) Stats() Stats {
+	st := c.stats()
+	st.Local = c.l1.Stats()
+	st.L1Hits = st.Local.Hits + st.Local.StaleHits
+	return st
+}
+
+// stats returns the counters of Redis and of the invalidations.
+func (c *core) stats() Stats {
 	s := &c.st
-	st := Stats{
-		Local:                 c.l1.Stats(),
+	return Stats{
 		L2Hits:                s.l2Hits.Load(),
 		L2Misses:              s.l2Misses.Load(),
 		L2Incompatible:        s.l2Incompatible.Load(),
@@ -122,6 +129,4 @@ func (c *Cache[V]) Stats() Stats {
 		SubscriptionLosses:    s.losses.Load(),
 		Flushes:               s.flushes.Load(),
 	}
-	st.L1Hits = st.Local.Hits + st.Local.StaleHits
-	return st
 }

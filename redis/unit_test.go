@@ -82,7 +82,7 @@ func TestEnvelope(t *testing.T) {
 }
 
 func TestMessage(t *testing.T) {
-	c := &Cache[string]{id: "abcd"}
+	c := &core{id: "abcd"}
 	m := c.message("some:key")
 	sender, key, sent, ok := parseMessage(m)
 	if !ok || sender != "abcd" || key != "some:key" || time.Since(sent) > time.Minute {

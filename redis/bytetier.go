@@ -1,0 +1,350 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cachekit/cachekit"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// DefaultBytePrefix is the default ByteTierOptions.Prefix.
+const DefaultBytePrefix = "cachekit:bytes:"
+
+// ErrClosed is returned by the methods of a ByteTier after Close.
+var ErrClosed = errors.New("redis: closed")
+
+// ByteTierOptions configures a ByteTier. Client is required; every other
+// field has a usable zero value.
+type ByteTierOptions struct {
+	// Client is the Redis client, as Options.Client: a *goredis.Client, a
+	// *goredis.ClusterClient or another goredis.UniversalClient, created
+	// with ContextTimeoutEnabled (see ClientDefaults). The ByteTier does
+	// not close it. Required.
+	Client goredis.UniversalClient
+
+	// Prefix is prepended to every key in Redis and names the
+	// invalidation channel (Prefix + "invalidate"). The instances that
+	// share entries use the same prefix; it must differ from the prefixes
+	// of Caches (whose entries a ByteTier would count as incompatible, and
+	// the other way round). Default DefaultBytePrefix.
+	Prefix string
+
+	// Timeout bounds every Redis call (each Get, Set, Delete), whatever
+	// the caller's context allows. Default DefaultTimeout (100ms).
+	Timeout time.Duration
+
+	// DegradedTTL bounds how long the caller's copies may be stale once
+	// the invalidation subscription is lost: Get caps the TTL it reports
+	// to DegradedTTL until the subscription is back, and Handlers.Flush is
+	// called DegradedTTL after the loss. Default DefaultDegradedTTL (5s).
+	DegradedTTL time.Duration
+
+	// BreakerFailures is the number of consecutive failed Redis calls
+	// that opens the circuit breaker; while it is open, calls fail at once
+	// with ErrUnavailable. Default DefaultBreakerFailures (5).
+	BreakerFailures int
+
+	// BreakerOpenFor is how long the breaker stays open before it lets
+	// one probe call through. Default DefaultBreakerOpenFor (1s).
+	BreakerOpenFor time.Duration
+
+	// HealthCheck is how long the subscription may stay silent before it
+	// is pinged; a ping unanswered for as long again means it is lost.
+	// Default DefaultHealthCheck (5s).
+	HealthCheck time.Duration
+
+	// ResubscribeDelay is the first pause before subscribing again after a
+	// loss; it doubles on each failed attempt, up to 32 times. Default
+	// DefaultResubscribeDelay (100ms).
+	ResubscribeDelay time.Duration
+
+	// Sharded chooses sharded Pub/Sub (SSUBSCRIBE, SPUBLISH): ShardedAuto,
+	// the default, uses it with a *goredis.ClusterClient.
+	Sharded Sharding
+
+	// Logger receives lost subscriptions, breaker changes and unreadable
+	// entries (at most one line per kind per second). Default nil:
+	// slog.Default().
+	Logger *slog.Logger
+
+	// Clock is the breaker's time source. Default nil: the system clock.
+	Clock cachekit.Clock
+}
+
+func (o *ByteTierOptions) resolve() error {
+	bad := badOption
+	if o.Client == nil {
+		return bad("Client is required")
+	}
+	if err := checkClient(o.Client); err != nil {
+		return bad("%v", err)
+	}
+	if err := resolveDurations(bad,
+		durationOption{"Timeout", &o.Timeout, DefaultTimeout},
+		durationOption{"DegradedTTL", &o.DegradedTTL, DefaultDegradedTTL},
+		durationOption{"BreakerOpenFor", &o.BreakerOpenFor, DefaultBreakerOpenFor},
+		durationOption{"HealthCheck", &o.HealthCheck, DefaultHealthCheck},
+		durationOption{"ResubscribeDelay", &o.ResubscribeDelay, DefaultResubscribeDelay},
+	); err != nil {
+		return err
+	}
+	if o.BreakerFailures < 0 {
+		return bad("BreakerFailures must not be negative")
+	}
+	if o.BreakerFailures == 0 {
+		o.BreakerFailures = DefaultBreakerFailures
+	}
+	if o.Sharded > ShardedOff {
+		return bad("unknown Sharded value %d", o.Sharded)
+	}
+	if o.Prefix == "" {
+		o.Prefix = DefaultBytePrefix
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return nil
+}
+
+// Handlers receive what a ByteTier learns from its invalidation channel.
+// Each may be nil. They are called on the ByteTier's subscription
+// goroutine, one at a time, never after Close has returned; they must
+// return quickly (the next message waits) and must not call Close.
+//
+// For the cachekit service (whose service.Server keeps an in-memory copy
+// of what it reads from the tier):
+//
+//	tier.SetHandlers(redis.Handlers{
+//		Invalidate: func(key []byte) { srv.Invalidate(key) },
+//		Flush:      srv.Store().Clear,
+//	})
+//
+// With these, an in-memory copy is never stale for longer than about
+// DegradedTTL after an invalidation it missed. Flushing drops entries
+// that exist only in memory too (those whose write to Redis failed); a
+// server that cannot afford it may drop only what it read from the tier,
+// but it must drop that.
+type Handlers struct {
+	// Invalidate is called with a key (without the prefix) that another
+	// instance set or deleted: the caller drops its copy. key is valid
+	// only during the call.
+	Invalidate func(key []byte)
+
+	// Lost is called when the subscription is lost: from then on other
+	// instances' invalidations may be missed, until Flush is called. The
+	// ByteTier already caps the TTLs Get reports to DegradedTTL meanwhile;
+	// Lost is for logs and metrics, or for a caller that also wants to
+	// shorten the lifetimes of what it holds.
+	Lost func()
+
+	// Flush is called when the caller's copies may have missed
+	// invalidations: DegradedTTL after the subscription was lost (if it is
+	// not back by then), and when it is confirmed again after a loss (or
+	// confirmed for the first time after NewByteTier returned). The caller
+	// drops every copy of an entry it read from the tier.
+	Flush func()
+}
+
+// ByteTier is a shared second tier of opaque byte values in Redis, for
+// processes that keep their own in-memory copies (such as the cachekit
+// service, whose service.Tier it implements): Get, Set and Delete read and
+// write Redis; Set and Delete also publish an invalidation that the other
+// instances' ByteTiers pass to their Handlers.Invalidate. An instance
+// ignores its own invalidations. The subscription (sharded on a Redis
+// Cluster) and its loss are handled as in Cache; see Handlers.
+//
+// Every call is bounded by Options.Timeout and passes the circuit breaker:
+// with Redis down, calls fail within Timeout and, once the breaker is open,
+// at once with ErrUnavailable. Errors are returned, never hidden.
+//
+// Values are stored in the envelope a Cache uses (value kind, a
+// fingerprint of their own, the expiry in Unix milliseconds), with PXAT.
+// Get computes the remaining TTL from the stored expiry and this machine's
+// clock, in one GET. Set overwrites and Delete removes (no tombstone: a
+// ByteTier does not write what it read, so there is no load to stop).
+//
+// All methods are safe for concurrent use. Keys and values passed to a
+// method are only read during the call; Get appends to dst. A ByteTier runs
+// one goroutine (the subscription); Close stops it.
+type ByteTier struct {
+	core
+	fp        uint64
+	handlers  atomic.Pointer[Handlers]
+	key       []byte // the key passed to Handlers.Invalidate; subscription goroutine only
+	closeOnce sync.Once
+}
+
+// byteTierFingerprint marks the values of ByteTiers, so that a Cache's
+// values are not mistaken for them, nor theirs for a Cache's.
+var byteTierFingerprint = fingerprint[[]byte](BytesCodec{}, "cachekit/redis.ByteTier")
+
+// NewByteTier returns a ByteTier configured by o, or an error wrapping
+// ErrInvalidOptions. It subscribes to the invalidations of its prefix and
+// waits up to Timeout for the subscription to be confirmed; if Redis does
+// not answer by then, the tier starts degraded and keeps trying in the
+// background (and Handlers.Flush is called once it succeeds).
+func NewByteTier(o ByteTierOptions) (*ByteTier, error) {
+	if err := o.resolve(); err != nil {
+		return nil, err
+	}
+	t := &ByteTier{fp: byteTierFingerprint}
+	t.init(coreSettings{
+		client:           o.Client,
+		prefix:           o.Prefix,
+		timeout:          o.Timeout,
+		degradedTTL:      o.DegradedTTL,
+		healthCheck:      o.HealthCheck,
+		resubscribeDelay: o.ResubscribeDelay,
+		breakerFailures:  o.BreakerFailures,
+		breakerOpenFor:   o.BreakerOpenFor,
+		sharded:          o.Sharded,
+		clock:            o.Clock,
+		log:              o.Logger.With("tier", o.Prefix),
+	})
+	t.invalidate = func(key string) {
+		if h := t.handlers.Load(); h != nil && h.Invalidate != nil {
+			t.key = append(t.key[:0], key...)
+			h.Invalidate(t.key)
+		}
+	}
+	t.lost = func() {
+		if h := t.handlers.Load(); h != nil && h.Lost != nil {
+			h.Lost()
+		}
+	}
+	t.flushLocal = func() {
+		if h := t.handlers.Load(); h != nil && h.Flush != nil {
+			h.Flush()
+		}
+	}
+	t.startSubscription()
+	t.returned.Store(true)
+	return t, nil
+}
+
+// SetHandlers installs the handlers of the invalidations and of the
+// subscription's losses, replacing earlier ones. Events before the first
+// call are not kept. It exists apart from the options because the handlers
+// usually call what is built with the ByteTier (a service.Server).
+func (t *ByteTier) SetHandlers(h Handlers) { t.handlers.Store(&h) }
+
+// Get appends key's value to dst and returns it with the entry's remaining
+// time to live (0: no expiry), or dst and false if Redis holds no value of
+// a ByteTier under key (a missing key, or one holding something else,
+// counted in Stats.L2Incompatible). While the subscription is down the TTL
+// is at most DegradedTTL. It returns an error if Redis fails or does not
+// answer within Timeout, ErrUnavailable if the breaker is open.
+func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl time.Duration, found bool, err error) {
+	if t.life.Err() != nil {
+		return dst, 0, false, ErrClosed
+	}
+	if !t.brk.allow() {
+		t.st.l2Skipped.Add(1)
+		return dst, 0, false, ErrUnavailable
+	}
+	cctx, cancel := context.WithTimeout(ctx, t.timeout)
+	defer cancel()
+	start := time.Now()
+	raw, err := t.client.Get(cctx, t.prefix+string(key)).Result()
+	t.st.observeRead(time.Since(start))
+	t.report(ctx, err)
+	switch {
+	case errors.Is(err, goredis.Nil):
+		t.st.l2Misses.Add(1)
+		return dst, 0, false, nil
+	case err != nil && isServerReply(err) && !unavailableReply(err):
+		// WRONGTYPE and the like: the key holds something not ours.
+		t.incompatible(key, err)
+		return dst, 0, false, nil
+	case err != nil:
+		t.st.l2Errors.Add(1)
+		return dst, 0, false, fmt.Errorf("redis: reading %q: %w", key, err)
+	}
+	kind, fp, exp, ok := parseHeader(raw)
+	switch {
+	case ok && kind == kindTomb: // a Cache's deletion: no value
+		t.st.l2Misses.Add(1)
+		return dst, 0, false, nil
+	case !ok || fp != t.fp:
+		t.incompatible(key, ErrIncompatible)
+		return dst, 0, false, nil
+	}
+	ttl = -1
+	if exp > 0 {
+		if ttl = time.Until(time.UnixMilli(exp)); ttl <= 0 {
+			// Expired by this machine's clock: Redis is about to drop it.
+			t.st.l2Misses.Add(1)
+			return dst, 0, false, nil
+		}
+	}
+	if !t.subscribed.Load() {
+		ttl = capTTL(ttl, t.degradedTTL)
+	}
+	t.st.l2Hits.Add(1)
+	return append(dst, raw[headerSize:]...), max(ttl, 0), true, nil
+}
+
+func (t *ByteTier) incompatible(key []byte, err error) {
+	t.st.l2Incompatible.Add(1)
+	t.logs.log(t.log, "incompatible", "redis: a key holds no value of a ByteTier; read as a miss", "key", string(key), "err", err)
+}
+
+// Set stores value under key for ttl (negative: no expiry; zero is an
+// error) and publishes key's invalidation, in one round trip. If the write
+// succeeds but the publication fails, the error says so: other instances
+// may keep their old copies.
+func (t *ByteTier) Set(ctx context.Context, key, value []byte, ttl time.Duration) error {
+	if t.life.Err() != nil {
+		return ErrClosed
+	}
+	if ttl == 0 {
+		return fmt.Errorf("redis: setting %q: zero TTL (negative means no expiry)", key)
+	}
+	var exp int64
+	if ttl > 0 {
+		exp = time.Now().Add(ttl).UnixMilli()
+	}
+	env := newEnvelope(kindValue, mrand.Uint64(), t.fp, exp, len(value))
+	env = append(env, value...)
+	skey := string(key)
+	_, err := t.writeAndPublish(ctx, skey, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {
+		if exp == 0 {
+			return p.Set(ctx, t.prefix+skey, env, 0)
+		}
+		return p.Do(ctx, "set", t.prefix+skey, env, "pxat", exp)
+	})
+	return err
+}
+
+// Delete removes key, reporting whether Redis held it, and publishes its
+// invalidation (whether or not it was there), in one round trip.
+func (t *ByteTier) Delete(ctx context.Context, key []byte) (bool, error) {
+	if t.life.Err() != nil {
+		return false, ErrClosed
+	}
+	skey := string(key)
+	var del *goredis.IntCmd
+	_, err := t.writeAndPublish(ctx, skey, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {
+		del = p.Del(ctx, t.prefix+skey)
+		return del
+	})
+	return del != nil && del.Err() == nil && del.Val() > 0, err
+}
+
+// Stats returns the tier's counters: the L2 fields count its Redis calls
+// (L2Hits, L2Misses, L2Incompatible and L2Errors its Gets, L2Writes and
+// L2WriteErrors its Sets and Deletes, L2Skipped the calls refused by the
+// breaker); the L1, Local and Load fields are zero.
+func (t *ByteTier) Stats() Stats { return t.stats() }
+
+// Close stops the subscription and waits for its goroutine; the handlers
+// are not called afterwards, and the methods return ErrClosed. The Redis
+// client stays open. Close is idempotent.
+func (t *ByteTier) Close() { t.closeOnce.Do(t.stop) }

@@ -1,0 +1,206 @@
+package redis
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cachekit/cachekit"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// core is what a Cache and a ByteTier share: Redis access behind the
+// circuit breaker, the counters, the invalidation channel (publishing on
+// it and the subscription that keeps listening to it, invalidate.go), and
+// the lifetime of the goroutines.
+//
+// The hooks tell what the owner does with the local copies of entries
+// (L1 for a Cache, the caller's memory for a ByteTier); they are set
+// before the subscription starts and called on its goroutine only.
+type core struct {
+	client  goredis.UniversalClient
+	prefix  string
+	channel string
+	sharded bool
+	id      string // this instance's id, carried by its invalidations
+
+	timeout, degradedTTL          time.Duration
+	healthCheck, resubscribeDelay time.Duration
+
+	brk  *breaker
+	log  *slog.Logger
+	logs logLimiter
+	st   counters
+
+	// invalidate drops a key (without the prefix) that another instance
+	// changed; flushLocal drops every local copy (see flush); lost, if
+	// set, is told that the subscription was lost.
+	invalidate func(key string)
+	flushLocal func()
+	lost       func()
+
+	returned   atomic.Bool // the constructor has returned: local copies may exist
+	subscribed atomic.Bool
+	flushDue   time.Time // when local copies must be flushed after a loss; zero: not due. Subscriber goroutine only.
+
+	life    context.Context
+	endLife context.CancelFunc
+	psMu    sync.Mutex // guards ps and closed
+	ps      *goredis.PubSub
+	closed  bool
+	wg      sync.WaitGroup
+}
+
+// coreSettings are the resolved options that newCore needs.
+type coreSettings struct {
+	client                        goredis.UniversalClient
+	prefix                        string
+	timeout, degradedTTL          time.Duration
+	healthCheck, resubscribeDelay time.Duration
+	breakerFailures               int
+	breakerOpenFor                time.Duration
+	sharded                       Sharding
+	clock                         cachekit.Clock
+	log                           *slog.Logger
+}
+
+// init sets c up (c is a field of its owner, so it is not returned).
+func (c *core) init(s coreSettings) {
+	var idb [8]byte
+	_, _ = rand.Read(idb[:])
+	c.client = s.client
+	c.prefix = s.prefix
+	c.channel = s.prefix + "invalidate"
+	c.id = hex.EncodeToString(idb[:])
+	c.timeout = s.timeout
+	c.degradedTTL = s.degradedTTL
+	c.healthCheck = s.healthCheck
+	c.resubscribeDelay = s.resubscribeDelay
+	c.log = s.log
+	switch s.sharded {
+	case ShardedAuto:
+		_, c.sharded = s.client.(*goredis.ClusterClient)
+	case ShardedOn:
+		c.sharded = true
+	}
+	c.brk = newBreaker(s.breakerFailures, s.breakerOpenFor, s.clock, func(from, to BreakerState) {
+		c.log.Warn("redis: circuit breaker", "from", from.String(), "to", to.String())
+	})
+	c.life, c.endLife = context.WithCancel(context.Background())
+}
+
+// startSubscription starts the subscription's goroutine and waits up to
+// Timeout for the subscription to be confirmed, so that a healthy start
+// does not flush the local copies made right after it. The hooks must be
+// set.
+func (c *core) startSubscription() {
+	c.wg.Add(1)
+	go c.subscribeLoop()
+	deadline := time.Now().Add(c.timeout)
+	for !c.subscribed.Load() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// stop ends the subscription and the owner's goroutines, and waits for
+// them.
+func (c *core) stop() {
+	c.endLife()
+	c.psMu.Lock()
+	c.closed = true
+	if c.ps != nil {
+		_ = c.ps.Close()
+	}
+	c.psMu.Unlock()
+	c.wg.Wait()
+}
+
+// ID returns the instance id that the invalidations carry.
+func (c *core) ID() string { return c.id }
+
+// writeAndPublish runs write (a command that changes key's Redis entry,
+// added to the pipeline it is given) and publishes key's invalidation, in
+// one round trip, within Timeout and behind the breaker. It returns the
+// write's command, for its result.
+func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder) (goredis.Cmder, error) {
+	if !c.brk.allow() {
+		c.st.l2Skipped.Add(1)
+		return nil, ErrUnavailable
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	msg := c.message(key)
+	pipe := c.client.Pipeline()
+	w := write(cctx, pipe)
+	var pub *goredis.IntCmd
+	if c.sharded {
+		pub = pipe.SPublish(cctx, c.channel, msg)
+	} else {
+		pub = pipe.Publish(cctx, c.channel, msg)
+	}
+	_, _ = pipe.Exec(cctx)
+	err := errors.Join(w.Err(), pub.Err())
+	c.report(ctx, err)
+	if w.Err() != nil {
+		c.st.l2WriteErrors.Add(1)
+		return w, fmt.Errorf("redis: writing %q: %w", key, w.Err())
+	}
+	c.st.l2Writes.Add(1)
+	if pub.Err() != nil {
+		return w, fmt.Errorf("redis: publishing the invalidation of %q: %w", key, pub.Err())
+	}
+	c.st.sent.Add(1)
+	return w, nil
+}
+
+// report tells the breaker how a Redis call went. A call that ended because
+// ctx (the caller's) ended tells nothing; a reply from the server counts as
+// success unless it says the server cannot serve (LOADING, CLUSTERDOWN,
+// MASTERDOWN, TRYAGAIN, READONLY).
+func (c *core) report(ctx context.Context, err error) {
+	switch {
+	case err == nil || errors.Is(err, goredis.Nil):
+		c.brk.success()
+	case ctx.Err() != nil:
+		c.brk.neutral()
+	case isServerReply(err) && !unavailableReply(err):
+		c.brk.success()
+	default:
+		c.brk.failure()
+	}
+}
+
+// durationOption is an option of type time.Duration: its name, where it
+// is, and its default (which replaces zero).
+type durationOption struct {
+	name string
+	p    *time.Duration
+	def  time.Duration
+}
+
+// resolveDurations refuses negative durations, then fills in the defaults.
+func resolveDurations(bad func(format string, args ...any) error, ds ...durationOption) error {
+	for _, d := range ds {
+		if *d.p < 0 {
+			return bad("%s is negative (%v)", d.name, *d.p)
+		}
+	}
+	for _, d := range ds {
+		if *d.p == 0 {
+			*d.p = d.def
+		}
+	}
+	return nil
+}
+
+// badOption returns the error of an option that New or NewByteTier cannot
+// honour.
+func badOption(format string, args ...any) error {
+	return fmt.Errorf("redis: %w: "+format, append([]any{ErrInvalidOptions}, args...)...)
+}
