@@ -171,7 +171,13 @@ func expiresAt(ttl time.Duration) int64 { return time.Now().Add(ttl).UnixMilli()
 // the envelope holds) and publishes key's invalidation, in one round trip.
 func (c *Cache[V]) writeAndPublish(ctx context.Context, key string, env []byte) error {
 	_, err := c.core.writeAndPublish(ctx, key, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {
-		return p.SetArgs(ctx, c.prefix+key, env, goredis.SetArgs{ExpireAt: time.UnixMilli(expiry(env))})
+		// PXAT by hand: go-redis's SetArgs.ExpireAt sends EXAT, in whole
+		// seconds, which would drop the entry up to 999 ms before the
+		// expiry its envelope carries.
+		if exp := expiry(env); exp != 0 {
+			return p.Do(ctx, "set", c.prefix+key, env, "pxat", exp)
+		}
+		return p.Set(ctx, c.prefix+key, env, 0)
 	})
 	return err
 }
