@@ -13,7 +13,7 @@ FUZZTIME ?= 60s
 # support; make setup fetches it through the module proxy.
 PREV_GO := go1.25.4
 
-.PHONY: help setup test vet lint unit deps-check test-386 test-prev-go run fuzz bench fmt
+.PHONY: help setup test vet lint unit deps-check test-386 test-prev-go run demo fuzz bench fmt
 
 help: ## Show this help.
 	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -53,7 +53,10 @@ test-prev-go: ## The root module's tests with the previous Go release (go1.25.4)
 	GOWORK=off GOTOOLCHAIN=$(PREV_GO) $(GO) vet ./...
 	GOWORK=off GOTOOLCHAIN=$(PREV_GO) $(GO) test -count=1 ./...
 
-run: ## A small demo of the cache.
+run: ## Start the cache service (cachekit serve on 127.0.0.1:8080; ARGS='--max-bytes 1GiB' adds flags).
+	cd cmd/cachekit && $(GO) run . serve $(ARGS)
+
+demo: ## A small demo of the cache.
 	cd cmd/cachekit && $(GO) run . demo
 
 fuzz: ## Fuzz the cache against its model for FUZZTIME (default 60s).
