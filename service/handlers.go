@@ -227,7 +227,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, key string) int {
 		return s.bodyError(w, err, errValueTooLarge)
 	}
 	b.key = append(b.key[:0], key...)
-	if err := s.cache.Set(b.key, b.val, ttl); err != nil {
+	if err := s.storeSet(b.key, b.val, ttl); err != nil {
 		return s.fail(w, s.storeError(err))
 	}
 	s.counters.entriesStored.Add(1)
@@ -247,7 +247,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, key string) int 
 	b := s.getBuf()
 	defer s.putBuf(b)
 	b.key = append(b.key[:0], key...)
-	found := s.cache.Delete(b.key)
+	found := s.storeDelete(b.key)
 	if s.o.Tier != nil && s.tierDelete(r.Context(), b.key) {
 		found = true
 	}
@@ -311,7 +311,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 	stored := 0
 	for _, m := range b.msgs {
 		b.tmp = append(append(b.tmp[:0], kindJSON), m.entry...)
-		if err := s.cache.Set(m.id, b.tmp, ttl); err != nil {
+		if err := s.storeSet(m.id, b.tmp, ttl); err != nil {
 			// Not bad input (it was all checked): the store is closing.
 			s.counters.entriesStored.Add(uint64(stored))
 			return s.fail(w, s.storeError(err))

@@ -29,6 +29,7 @@ type Server struct {
 	bufs      sync.Pool // *buffer
 	lastLog   atomic.Int64
 	dateCache atomic.Pointer[dateValue]
+	fence     *fence // orders Tier fills against changes; nil without a Tier
 
 	// connState, when set (tests), is the http.Server's ConnState hook.
 	connState func(net.Conn, http.ConnState)
@@ -94,7 +95,11 @@ func New(o Options) (*Server, error) {
 		return nil, fmt.Errorf("%w: max-value-bytes %d (with a key of max-key-bytes %d) must fit in a store shard: raise max-bytes or lower them (%w)",
 			ErrInvalidOptions, o.MaxValueBytes, o.MaxKeyBytes, err)
 	}
-	return &Server{o: o, cache: cache, log: o.Logger, start: time.Now()}, nil
+	srv := &Server{o: o, cache: cache, log: o.Logger, start: time.Now()}
+	if o.Tier != nil {
+		srv.fence = newFence()
+	}
+	return srv, nil
 }
 
 // Options returns the options in effect, defaults filled in.
@@ -108,7 +113,28 @@ func (s *Server) Store() *bytecache.Cache { return s.cache }
 // Invalidate drops key from the in-memory store (not from the Tier),
 // reporting whether it was there: a Tier calls it when another instance
 // changed or deleted key.
-func (s *Server) Invalidate(key []byte) bool { return s.cache.Delete(key) }
+func (s *Server) Invalidate(key []byte) bool { return s.storeDelete(key) }
+
+// storeSet stores key in the in-memory store; with a Tier, as a change
+// that fills from the Tier must not overwrite (fence.go).
+func (s *Server) storeSet(key, value []byte, ttl time.Duration) error {
+	if s.fence == nil {
+		return s.cache.Set(key, value, ttl)
+	}
+	var err error
+	s.fence.change(key, func() { err = s.cache.Set(key, value, ttl) })
+	return err
+}
+
+// storeDelete deletes key from the in-memory store, as storeSet stores.
+func (s *Server) storeDelete(key []byte) bool {
+	if s.fence == nil {
+		return s.cache.Delete(key)
+	}
+	var found bool
+	s.fence.change(key, func() { found = s.cache.Delete(key) })
+	return found
+}
 
 // Close closes the in-memory store. Call it after Serve has returned.
 func (s *Server) Close() error { return s.cache.Close() }
@@ -175,6 +201,7 @@ func (s *Server) logLimited(msg string, args ...any) {
 func (s *Server) tierGet(ctx context.Context, b *buffer) ([]byte, bool) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.TierTimeout)
 	defer cancel()
+	gen := s.fence.begin(b.key)
 	v, ttl, ok, err := s.o.Tier.Get(ctx, b.val[:0], b.key)
 	switch {
 	case err != nil:
@@ -190,7 +217,9 @@ func (s *Server) tierGet(ctx context.Context, b *buffer) ([]byte, bool) {
 		ttl = s.defaultTTL()
 	}
 	if _, _, valid := decodeValue(v); valid {
-		_ = s.cache.Set(b.key, v, ttl) // a refusal only means it is not cached locally
+		// A refusal, or a change of the key since gen, only means the
+		// value is not cached locally.
+		s.fence.fill(b.key, gen, func() { _ = s.cache.Set(b.key, v, ttl) })
 	}
 	return v, true
 }
@@ -198,6 +227,7 @@ func (s *Server) tierGet(ctx context.Context, b *buffer) ([]byte, bool) {
 func (s *Server) tierSet(ctx context.Context, key, value []byte, ttl time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.TierTimeout)
 	defer cancel()
+	defer s.fence.change(key, nil) // fills that read the Tier before this write must not store
 	if err := s.o.Tier.Set(ctx, key, value, ttl); err != nil {
 		s.counters.tierErrors.Add(1)
 		s.logLimited("second tier: set failed", "err", err)
@@ -207,6 +237,7 @@ func (s *Server) tierSet(ctx context.Context, key, value []byte, ttl time.Durati
 func (s *Server) tierDelete(ctx context.Context, key []byte) bool {
 	ctx, cancel := context.WithTimeout(ctx, s.o.TierTimeout)
 	defer cancel()
+	defer s.fence.change(key, nil)
 	ok, err := s.o.Tier.Delete(ctx, key)
 	if err != nil {
 		s.counters.tierErrors.Add(1)

@@ -1,0 +1,74 @@
+package service
+
+import (
+	"hash/maphash"
+	"sync"
+)
+
+// fence keeps a fill from the second tier from overwriting a newer write.
+//
+// A read that misses the in-memory store asks the Tier, then stores what
+// it got. Meanwhile a PUT or DELETE on this instance, or an invalidation
+// from another one, may have changed the key: storing the value read
+// before that would put an old value back, and keep it for its whole TTL.
+// So every change of a key bumps a generation in the key's stripe, once
+// before its in-memory change and once after its Tier write, and a fill
+// stores its value only if the generation it saw before asking the Tier is
+// still current, checked and stored under the stripe's lock. A change that
+// lands in between makes the fill skip the store (the value is still
+// served to its reader, who asked before the change completed).
+//
+// Stripes are shared by many keys, so an unrelated change can also make a
+// fill skip caching; that costs a later Tier read, never a wrong value.
+type fence struct {
+	seed    maphash.Seed
+	stripes [fenceStripes]fenceStripe
+}
+
+const fenceStripes = 1024
+
+type fenceStripe struct {
+	mu  sync.Mutex
+	gen uint64
+	_   [48]byte // keep stripes on their own cache lines
+}
+
+func newFence() *fence { return &fence{seed: maphash.MakeSeed()} }
+
+func (f *fence) stripe(key []byte) *fenceStripe {
+	return &f.stripes[maphash.Bytes(f.seed, key)&(fenceStripes-1)]
+}
+
+// begin returns the generation a fill of key must still see to store.
+func (f *fence) begin(key []byte) uint64 {
+	st := f.stripe(key)
+	st.mu.Lock()
+	g := st.gen
+	st.mu.Unlock()
+	return g
+}
+
+// fill runs store if key has not changed since begin returned gen, and
+// reports whether it ran.
+func (f *fence) fill(key []byte, gen uint64, store func()) bool {
+	st := f.stripe(key)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.gen != gen {
+		return false
+	}
+	store()
+	return true
+}
+
+// change bumps key's generation and runs apply (the in-memory change, or
+// nothing after a Tier write) under the stripe's lock.
+func (f *fence) change(key []byte, apply func()) {
+	st := f.stripe(key)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.gen++
+	if apply != nil {
+		apply()
+	}
+}

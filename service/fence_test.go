@@ -1,0 +1,89 @@
+package service
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+)
+
+// gatedTier is a mapTier whose next Get, once armed, reads its value,
+// signals entered, and waits for the gate to close before returning it: a
+// slow Tier read that a change of the key overtakes.
+type gatedTier struct {
+	mapTier
+	gmu     sync.Mutex
+	gate    chan struct{} // armed for the next Get; nil: not armed
+	entered chan struct{}
+}
+
+func (g *gatedTier) arm() chan struct{} {
+	g.gmu.Lock()
+	defer g.gmu.Unlock()
+	g.gate, g.entered = make(chan struct{}), make(chan struct{})
+	return g.gate
+}
+
+func (g *gatedTier) Get(ctx context.Context, dst, key []byte) ([]byte, time.Duration, bool, error) {
+	v, ttl, ok, err := g.mapTier.Get(ctx, dst, key)
+	g.gmu.Lock()
+	gate, entered := g.gate, g.entered
+	g.gate = nil
+	g.gmu.Unlock()
+	if gate != nil {
+		entered <- struct{}{}
+		<-gate
+	}
+	return v, ttl, ok, err
+}
+
+// A value read from the Tier before a change of its key (a local PUT or
+// DELETE, or another instance's invalidation) completed is served to its
+// reader but never stored in place of the change: the next read sees the
+// change.
+func TestTierFillDoesNotOverwriteChange(t *testing.T) {
+	checkLeaks(t)
+	for _, change := range []string{"put", "delete", "invalidate"} {
+		t.Run(change, func(t *testing.T) {
+			tier := &gatedTier{mapTier: mapTier{m: map[string][]byte{}, ttl: map[string]time.Duration{}}}
+			ts := startServer(t, Options{MaxBytes: 1 << 20, MaxValueBytes: 1024, Tier: tier})
+			if r := ts.req(t, "PUT", "/v1/entries/k", nil, "old"); r.status != 204 {
+				t.Fatal(r)
+			}
+			ts.Invalidate([]byte("k")) // only the Tier holds "old" now
+
+			gate := tier.arm()
+			entered := tier.entered
+			done := make(chan response)
+			go func() { done <- ts.do(t, ts.other, "GET", "/v1/entries/k", nil, nil) }()
+			<-entered // the read has "old" from the Tier, not yet stored
+			want := 404
+			switch change {
+			case "put":
+				// The PUT writes through to the Tier too; the Tier is not
+				// gated for it (Set is not).
+				if r := ts.req(t, "PUT", "/v1/entries/k", nil, "new"); r.status != 204 {
+					t.Fatal(r)
+				}
+				want = 200
+			case "delete":
+				if r := ts.req(t, "DELETE", "/v1/entries/k", nil, ""); r.status != 204 {
+					t.Fatal(r)
+				}
+			case "invalidate":
+				// Another instance deleted it: the Tier no longer holds it,
+				// and its message reaches this instance.
+				tier.mapTier.Delete(context.Background(), []byte("k"))
+				ts.Invalidate([]byte("k"))
+			}
+			close(gate)
+			if r := <-done; r.status != 200 || r.body != "old" {
+				t.Fatalf("the overtaken read: %+v, want 200 old", r)
+			}
+			r := ts.req(t, "GET", "/v1/entries/k", nil, "")
+			if r.status != want || (want == 200 && r.body != "new") {
+				t.Fatalf("read after the %s: %d %q, want %d", change, r.status, r.body, want)
+			}
+		})
+	}
+}
