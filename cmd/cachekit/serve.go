@@ -55,6 +55,7 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 	}
 	o := service.DefaultOptions()
 	o.RegisterFlags(fs)
+	rf := registerRedisFlags(fs)
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -90,13 +91,29 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 	log := slog.New(handler)
 	o.Logger = log
 	log.Info("cachekit serve: configuration", service.FlagAttrs(fs)...)
+	var err error
 
+	var tier *redisTier
+	if rf.addrs != "" {
+		if tier, err = rf.open(log); err != nil {
+			log.Error("cachekit serve: --redis", "err", err)
+			return 1
+		}
+		o.Tier = tier.tier
+	}
 	s, err := service.New(o)
 	if err != nil {
+		if tier != nil {
+			tier.close()
+		}
 		log.Error("cachekit serve: cannot start", "err", err)
 		return 1
 	}
 	defer s.Close()
+	if tier != nil {
+		tier.attach(s)
+		defer tier.close() // before the store closes: no handler runs on a closed store
+	}
 	ln, err := net.Listen("tcp", s.Options().Addr)
 	if err != nil {
 		log.Error("cachekit serve: cannot listen", "err", err)

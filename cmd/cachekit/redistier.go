@@ -1,0 +1,85 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	ckredis "github.com/cachekit/cachekit/redis"
+	"github.com/cachekit/cachekit/service"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// redisFlags are serve's flags for the optional Redis second tier.
+type redisFlags struct {
+	addrs   string
+	cluster bool
+	prefix  string
+	timeout time.Duration
+}
+
+func registerRedisFlags(fs *flag.FlagSet) *redisFlags {
+	rf := &redisFlags{}
+	fs.StringVar(&rf.addrs, "redis", "", "Redis second tier shared by instances: host:port[,host:port...] or a redis:// URL (empty: none)")
+	fs.BoolVar(&rf.cluster, "redis-cluster", false, "the --redis addresses are a Redis Cluster (several addresses imply it)")
+	fs.StringVar(&rf.prefix, "redis-prefix", ckredis.DefaultBytePrefix, "prefix of the keys and the invalidation channel in Redis (the same in every instance)")
+	fs.DurationVar(&rf.timeout, "redis-timeout", 100*time.Millisecond, "deadline of every Redis call")
+	return rf
+}
+
+// redisTier is the Redis second tier of a server and its client.
+type redisTier struct {
+	client goredis.UniversalClient
+	tier   *ckredis.ByteTier
+}
+
+// open connects the tier (the client connects lazily: a Redis that is down
+// now is an error of the first calls, not of the start).
+func (rf *redisFlags) open(log *slog.Logger) (*redisTier, error) {
+	var uo goredis.UniversalOptions
+	if strings.Contains(rf.addrs, "://") {
+		u, err := goredis.ParseURL(rf.addrs)
+		if err != nil {
+			return nil, err
+		}
+		uo = goredis.UniversalOptions{Addrs: []string{u.Addr}, Username: u.Username, Password: u.Password, DB: u.DB, TLSConfig: u.TLSConfig}
+	} else {
+		for _, a := range strings.Split(rf.addrs, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				uo.Addrs = append(uo.Addrs, a)
+			}
+		}
+		if len(uo.Addrs) == 0 {
+			return nil, errors.New("no address")
+		}
+	}
+	uo.IsClusterMode = rf.cluster
+	client := goredis.NewUniversalClient(ckredis.ClientDefaults(&uo))
+	tier, err := ckredis.NewByteTier(ckredis.ByteTierOptions{
+		Client:  client,
+		Prefix:  rf.prefix,
+		Timeout: rf.timeout,
+		Logger:  log,
+	})
+	if err != nil {
+		client.Close()
+		return nil, fmt.Errorf("%s: %w", rf.addrs, err)
+	}
+	return &redisTier{client: client, tier: tier}, nil
+}
+
+// attach routes other instances' invalidations to s, before s serves.
+func (t *redisTier) attach(s *service.Server) {
+	t.tier.SetHandlers(ckredis.Handlers{
+		Invalidate: func(key []byte) { s.Invalidate(key) },
+		Flush:      s.Store().Clear,
+	})
+}
+
+func (t *redisTier) close() {
+	t.tier.Close()
+	t.client.Close()
+}
