@@ -2,6 +2,7 @@ package gcimpact
 
 import (
 	"os"
+	"runtime"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,11 +31,14 @@ func TestRunJob(t *testing.T) {
 		if c.cache != None && r.Held != c.entries {
 			t.Errorf("%s holds %d of %d entries", c.cache, r.Held, c.entries)
 		}
-		if len(r.Forced) < 2 || len(r.Forced) > maxForced || r.ForcedMedian() <= 0 {
+		if len(r.Forced) < 2 || len(r.Forced) > maxForced || r.ForcedMin() <= 0 || r.ForcedMin() > r.ForcedMedian() {
 			t.Errorf("%s: forced collections %v", c.cache, r.Forced)
 		}
 		if r.Window < 50*time.Millisecond || r.Requests == 0 || r.ChurnSets == 0 || r.P999 < r.P50 || r.MaxLatency < r.P999 {
 			t.Errorf("%s: churn window %v, %d requests, %d Sets, p50 %v, p99.9 %v, max %v", c.cache, r.Window, r.Requests, r.ChurnSets, r.P50, r.P999, r.MaxLatency)
+		}
+		if runtime.GOOS == "linux" && r.ForcedProcessCPU <= 0 {
+			t.Errorf("%s: no process CPU measured for the forced collections", c.cache)
 		}
 		if r.TotalCPU <= 0 || r.GCCPU < 0 || r.GCCPUPerSecond() < 0 {
 			t.Errorf("%s: CPU %v of %v", c.cache, r.GCCPU, r.TotalCPU)
@@ -73,7 +77,7 @@ func TestSizeLabel(t *testing.T) {
 
 func TestReport(t *testing.T) {
 	mk := func(cache string, entries int, forced time.Duration) Result {
-		return Result{Cache: cache, Entries: entries, Held: entries, Forced: []time.Duration{forced, 2 * forced, forced}, Window: time.Second,
+		return Result{Cache: cache, Entries: entries, Held: entries, Forced: []time.Duration{2 * forced, forced, 3 * forced}, Window: time.Second,
 			Cycles: 3, GCCPU: 0.5, P50: time.Microsecond, P999: time.Millisecond}
 	}
 	rep := Report{Header: report.Header{Command: "go run ./bench/cmd/gc", GOMAXPROCS: 2}, Sizes: []int{0, 1000}, Template: tinyJob("", 0), Rounds: 1,
@@ -81,7 +85,7 @@ func TestReport(t *testing.T) {
 		Results: []Result{mk(None, 0, time.Millisecond), mk("map", 0, time.Millisecond), mk("map", 1000, 40*time.Millisecond),
 			mk("bytecache", 0, time.Millisecond), mk("bytecache", 1000, 2*time.Millisecond)}}
 	row, ok := rep.Row("map", 1000)
-	if !ok || row.ForcedMs != 40 || row.GCCPUPerSec != 0.5 || row.P999us != 1000 {
+	if !ok || row.ForcedMs != 40 || row.ForcedMedMs != 80 || row.GCCPUPerSec != 0.5 || row.P999us != 1000 {
 		t.Errorf("Row = %+v, %v", row, ok)
 	}
 	dir := t.TempDir()
