@@ -32,11 +32,14 @@ func TestTargets(t *testing.T) {
 	r.Articles.Caches[0].Results = []articles.Result{fake(40, 50, 40, 30, 60)} // bytecache
 	r.Articles.Caches[1].Results = []articles.Result{fake(45, 60, 35, 30, 60)} // fastcache
 	ts := r.Targets()
-	if len(ts) != 4 {
-		t.Fatalf("%d targets, want 4", len(ts))
+	if len(ts) != 5 {
+		t.Fatalf("%d targets, want 5", len(ts))
+	}
+	if ts[4].Known {
+		t.Errorf("the CPU-time target is known without CPU figures: %+v", ts[4])
 	}
 	want := []bool{true, true, false, false} // memory, 10%, 0.1%, GC 3× empty
-	for i, x := range ts {
+	for i, x := range ts[:4] {
 		if !x.Known || x.Met != want[i] {
 			t.Errorf("target %q: known %v, met %v; want met %v (%s)", x.What, x.Known, x.Met, want[i], x.Measured)
 		}

@@ -168,11 +168,19 @@ func (r *Report) DetailTable(size int, names []string) string {
 		if n == None {
 			held = "–"
 		}
-		t.Row(n, held, f1(x.HeapMB), f1(x.RSSMB), fmt.Sprintf("%.2f", x.ObjectsM), fmt.Sprintf("%.2f", x.ForcedMs), fmt.Sprintf("%.2f", x.ForcedMedMs), fmt.Sprintf("%.1f", x.ForcedCPUms), fmt.Sprintf("%.1f", x.ForcedPCPU),
+		t.Row(n, held, f1(x.HeapMB), f1(x.RSSMB), fmt.Sprintf("%.2f", x.ObjectsM), fmt.Sprintf("%.2f", x.ForcedMs), fmt.Sprintf("%.2f", x.ForcedMedMs), fmt.Sprintf("%.1f", x.ForcedCPUms), cpuText(x.ForcedPCPU),
 			fmt.Sprintf("%.1f", x.Window), fmt.Sprintf("%.0f", x.Cycles), fmt.Sprintf("%.3f", x.GCCPUPerSec), f0(x.MaxPauseUs),
 			f1(x.P50us), f1(x.P99us), f1(x.P999us), f0(x.MaxUs))
 	}
 	return t.String()
+}
+
+// cpuText formats a process CPU time, "–" where it was not measured.
+func cpuText(ms float64) string {
+	if ms <= 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f", ms)
 }
 
 func f0(x float64) string { return fmt.Sprintf("%.0f", x) }
@@ -249,7 +257,7 @@ func (r *Report) Markdown(charts []string) string {
 	b.WriteString("## Forced GC (ms, the fastest of the runs)\n\n")
 	b.WriteString(r.SummaryTable("ms", func(x Row) string { return fmt.Sprintf("%.2f", x.ForcedMs) }))
 	b.WriteString("## CPU time of a forced GC (ms of process CPU, median)\n\n")
-	b.WriteString(r.SummaryTable("ms", func(x Row) string { return fmt.Sprintf("%.1f", x.ForcedPCPU) }))
+	b.WriteString(r.SummaryTable("ms", func(x Row) string { return cpuText(x.ForcedPCPU) }))
 	b.WriteString("## Request loop p99.9 during churn (µs)\n\n")
 	b.WriteString(r.SummaryTable("µs", func(x Row) string { return f1(x.P999us) }))
 	b.WriteString("## GC CPU during churn (CPU seconds per second)\n\n")
