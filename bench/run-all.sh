@@ -2,7 +2,7 @@
 # Regenerates docs/benchmarks/*.md (make bench): every phase, or the named
 # ones, one after the other, each with its published flags, timing each.
 #
-#   bench/run-all.sh                     # every phase (about 2 hours on 2 cores)
+#   bench/run-all.sh                     # every phase (about 1.5 hours on 2 cores)
 #   bench/run-all.sh articles gc         # some phases
 #   NOTE='text' bench/run-all.sh memory  # a note for the documents' headers
 #   TRACES=/elsewhere bench/run-all.sh replay hitratio
@@ -12,12 +12,12 @@
 #   throughput   throughput.md, .json         (bench/run.sh, ~25 min)
 #   hitratio     hit-ratio.md, .json, charts  (bench/run-hitratio.sh, ~7 min)
 #   loading      loading.md                   (bench/cmd/stampede, ~1 min)
-#   visibility   visibility.md, .json, chart  (bench/cmd/visibility, ~3 min)
-#   articles     articles.md, .json, charts   (bench/cmd/articles, ~6 min)
-#   replay       replay.md, .json, chart      (bench/cmd/replay, ~6 min)
-#   memory       memory.md, .json, chart      (bench/cmd/memory, ~5 min)
-#   gc           gc.md, .json, charts         (bench/cmd/gc, ~40 min)
-#   bytecache    bytecache.md, .json, charts  (bench/cmd/bytecache, ~12 min)
+#   visibility   visibility.md, .json, chart  (bench/cmd/visibility, ~2 min)
+#   articles     articles.md, .json, charts   (bench/cmd/articles, ~4 min)
+#   replay       replay.md, .json, chart      (bench/cmd/replay, ~2 min)
+#   memory       memory.md, .json, chart      (bench/cmd/memory, ~2 min)
+#   gc           gc.md, .json, charts         (bench/cmd/gc, ~30 min)
+#   bytecache    bytecache.md, .json, charts  (bench/cmd/bytecache, ~9 min)
 #
 # The times are those of the published runs (each document records its
 # own). Run on a quiet machine: every document records the load average
