@@ -76,10 +76,13 @@ type cache[K comparable, V any] struct {
 	writeBatch int
 	stats      []statStripe
 
-	mu        sync.Mutex // the maintenance lock: guards the fields below
-	policy    policy.Policy
-	wheel     *wheel.Wheel
-	pending   []removal[K, V]
+	mu      sync.Mutex // the maintenance lock: guards the fields below
+	policy  policy.Policy
+	wheel   *wheel.Wheel
+	pending []removal[K, V]
+	// waiting maps an entry whose write record has not been applied yet
+	// to the entry that replaced it and waits for it (see applyWrite).
+	waiting   map[*entry[K, V]]*entry[K, V]
 	backlog   bool                     // the wheel has due work left
 	evictions [numCauses]atomic.Uint64 // capacity, expired (by the wheel), cleared; written under mu
 
@@ -668,9 +671,36 @@ func (c *cache[K, V]) applyRead(e *entry[K, V]) {
 
 func (c *cache[K, V]) applyWrite(ev event[K, V]) {
 	e, old := ev.e, ev.old
-	switch {
-	case ev.remove:
+	if ev.remove {
 		c.untrack(e)
+		return
+	}
+	if c.bounded {
+		// Writers queue their records after leaving the segment lock, so
+		// two Sets of one key can arrive in either order. Adding e before
+		// its predecessor's record has taken the entry before that out of
+		// the policy would count the key twice, and the bound would evict a
+		// live key for it. So e waits for old's record; when that arrives,
+		// the chain of waiting successors collapses into its newest entry.
+		if old != nil && !old.applied {
+			if c.waiting == nil {
+				c.waiting = make(map[*entry[K, V]]*entry[K, V])
+			}
+			c.waiting[old] = e
+			return
+		}
+		e.applied = true
+		for len(c.waiting) > 0 {
+			next, ok := c.waiting[e]
+			if !ok {
+				break
+			}
+			delete(c.waiting, e)
+			e = next
+			e.applied = true
+		}
+	}
+	switch {
 	case old != nil && old.tracked && !e.removed.Load():
 		old.tracked = false
 		c.wheel.Deschedule(&old.Node)

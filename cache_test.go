@@ -1100,6 +1100,70 @@ func TestCapacityConcurrent(t *testing.T) {
 	}
 }
 
+// Concurrent writers queue their records after leaving the index lock, so
+// the records of two Sets of one key can reach maintenance newest first.
+// Applying them in that order must not count the key twice: a full cache
+// would then evict a live key to make room for a key it already holds.
+func TestCapacityReorderedWrites(t *testing.T) {
+	for _, ttl := range []time.Duration{0, time.Hour} {
+		t.Run(fmt.Sprintf("ttl=%v", ttl), func(t *testing.T) {
+			var evicted []string
+			c := ctNew(t, Options[string, string]{
+				MaxEntries: 3,
+				DefaultTTL: ttl,
+				Clock:      newFakeClock(),
+				OnEvict: func(k, v string, cause Cause) {
+					if cause == CauseCapacity {
+						evicted = append(evicted, fmt.Sprintf("%s=%s", k, v))
+					}
+				},
+			})
+			for _, k := range []string{"a", "b", "c"} {
+				c.Set(k, k+"0")
+			}
+			c.settle()
+
+			// Three replacements of a, applied newest first.
+			c.reorderWrites(func() {
+				c.Set("a", "a1")
+				c.Set("a", "a2")
+				c.Set("a", "a3")
+			})
+			if len(evicted) != 0 {
+				t.Fatalf("reordered replacements evicted %v", evicted)
+			}
+			for k, want := range map[string]string{"a": "a3", "b": "b0", "c": "c0"} {
+				if v, ok := c.Get(k); !ok || v != want {
+					t.Errorf("Get(%q) = %q, %v; want %q", k, v, ok, want)
+				}
+			}
+			ctInvariants(t, c)
+
+			// A replacement and a Delete of the replacing entry, newest first.
+			c.reorderWrites(func() {
+				c.Set("b", "b1")
+				c.Delete("b")
+			})
+			if _, ok := c.Get("b"); ok {
+				t.Error("b found after Delete")
+			}
+			if c.Len() != 2 || len(evicted) != 0 {
+				t.Errorf("Len %d, evicted %v; want 2 and none", c.Len(), evicted)
+			}
+			ctInvariants(t, c)
+
+			// The cache still honours its bound afterwards.
+			c.Set("d", "d0")
+			c.Set("e", "e0")
+			c.settle()
+			if c.Len() != 3 || len(evicted) != 1 {
+				t.Errorf("Len %d, evicted %v; want 3 and one eviction", c.Len(), evicted)
+			}
+			ctInvariants(t, c)
+		})
+	}
+}
+
 // ---------------------------------------------------------------------------
 // 6. The OnEvict listener.
 

@@ -20,6 +20,7 @@ type entry[K comparable, V any] struct {
 	bits      atomic.Uint64 // the value's bits, for word-sized pointer-free values
 	removed   atomic.Bool
 	tracked   bool // known to the policy and the wheel; guarded by cache.mu
+	applied   bool // a bounded cache has applied its write record; guarded by cache.mu
 }
 
 // toEntry returns the entry that embeds n. Every *node.Node that the cache

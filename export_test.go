@@ -31,6 +31,32 @@ func (h *Cache[K, V]) deadlineOf(key K) (time.Duration, bool) {
 	return time.Duration(e.Deadline), true
 }
 
+// reorderWrites runs fn with the maintenance lock held, so that the write
+// records fn queues stay queued, and then applies them newest first, with
+// an eviction pass after each, as maintenance would if concurrent writers
+// had queued them in that order.
+func (h *Cache[K, V]) reorderWrites(fn func()) {
+	c := h.c
+	c.mu.Lock()
+	fn()
+	var evs []event[K, V]
+	for {
+		ev, ok := c.writes.Pop()
+		if !ok {
+			break
+		}
+		evs = append(evs, ev)
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		c.applyWrite(evs[i])
+		c.evict()
+	}
+	pend := c.pending
+	c.pending = nil
+	c.mu.Unlock()
+	c.report(pend)
+}
+
 // indexSlots returns the total number of slots of the index's tables.
 func (h *Cache[K, V]) indexSlots() int {
 	n := 0
@@ -104,6 +130,9 @@ func (h *Cache[K, V]) checkInvariants() error {
 		}
 		s.mu.Unlock()
 		total += live
+	}
+	if len(c.waiting) != 0 {
+		return fmt.Errorf("%d write records wait for a predecessor after settling", len(c.waiting))
 	}
 	if c.wheel.Len() != timed {
 		return fmt.Errorf("wheel holds %d entries, index has %d tracked entries with a deadline", c.wheel.Len(), timed)
