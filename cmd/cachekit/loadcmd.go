@@ -75,6 +75,7 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 	fs.Uint64Var(&o.Seed, "seed", 0, "seed of the key and operation streams (0: random, reported)")
 	live := fs.Bool("live", terminal, "print a live line every second (default: when stderr is a terminal)")
 	jsonOut := fs.String("json", "", "also write the report as JSON to this file (- for stdout, instead of the text)")
+	startProfile := cpuProfileFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -91,7 +92,12 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 	if *live {
 		o.Live, o.LiveTerminal = stderr, terminal
 	}
+	stopProfile, ok := startProfile(stderr)
+	if !ok {
+		return 1
+	}
 	rep, err := load.Run(ctx, o)
+	stopProfile()
 	if err != nil {
 		fmt.Fprintf(stderr, "cachekit %v\n", err)
 		return 2

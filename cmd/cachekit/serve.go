@@ -58,6 +58,7 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 	rf := registerRedisFlags(fs)
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
+	startProfile := cpuProfileFlag(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -119,6 +120,12 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 		log.Error("cachekit serve: cannot listen", "err", err)
 		return 1
 	}
+	stopProfile, ok := startProfile(stderr)
+	if !ok {
+		ln.Close()
+		return 1
+	}
+	defer stopProfile()
 	if serveListening != nil {
 		serveListening(ln.Addr().String())
 	}
