@@ -1,0 +1,453 @@
+// Command svcbench runs the service benchmark of docs/benchmarks/service.md
+// and writes that document: it builds the cachekit command, starts
+// `cachekit serve`, drives it with `cachekit load` in separate processes
+// (the articles' workload, a read-your-writes run and a rate sweep), and
+// renders every figure from the load generator's JSON reports, the
+// processes' CPU times and the service's /v1/stats.
+//
+//	cd cmd/cachekit && go run ./internal/svcbench -md ../../docs/benchmarks/service.md -json ../../docs/benchmarks/service.json
+//
+// It needs Linux (/proc) and a free loopback port; -pin runs the server and
+// the load generator on separate cores with taskset.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+type config struct {
+	Entries     int           `json:"entries"`
+	ValueSize   int           `json:"value_size"`
+	Duration    time.Duration `json:"-"`
+	SweepFor    time.Duration `json:"-"`
+	Rates       []int         `json:"sweep_rates"`
+	Concurrency int           `json:"concurrency"`
+	Pin         bool          `json:"pinned"`
+	MaxBytes    string        `json:"max_bytes"`
+	GOGC        string        `json:"gogc,omitempty"`
+}
+
+// phase is one run of the load generator and what was measured around it.
+type phase struct {
+	Name         string          `json:"name"`
+	Args         []string        `json:"args"`
+	Report       json.RawMessage `json:"report"`
+	ServerCPU    float64         `json:"server_cpu_seconds"`
+	ClientCPU    float64         `json:"client_cpu_seconds"`
+	LoadBefore   string          `json:"loadavg_before"`
+	LoadAfter    string          `json:"loadavg_after"`
+	Stats        json.RawMessage `json:"stats_after"`
+	ServerRSS    int64           `json:"server_rss_bytes"`
+	ServerHWM    int64           `json:"server_rss_peak_bytes"`
+	report       loadReport
+	stats        serviceStats
+	serverUsPerR float64
+	clientUsPerR float64
+}
+
+// loadReport is the part of `cachekit load --json` this command reads.
+type loadReport struct {
+	TargetRate   float64  `json:"target_rate"`
+	Seconds      float64  `json:"seconds"`
+	Requests     int64    `json:"requests"`
+	Reads        int64    `json:"reads"`
+	Writes       int64    `json:"writes"`
+	Hits         int64    `json:"hits"`
+	Misses       int64    `json:"misses"`
+	Throughput   float64  `json:"throughput"`
+	Errors       int64    `json:"errors"`
+	Latency      latency  `json:"latency"`
+	SendLag      *latency `json:"send_lag"`
+	ResponseTime *latency `json:"response_time"`
+	RYW          *struct {
+		Checks, Missing, Mismatch, Errors, Superseded int64
+	} `json:"read_your_writes"`
+	Batch int `json:"batch"`
+}
+
+type latency struct {
+	Mean   float64 `json:"mean_ms"`
+	P50    float64 `json:"p50_ms"`
+	P99    float64 `json:"p99_ms"`
+	P999   float64 `json:"p99_9_ms"`
+	P9999  float64 `json:"p99_99_ms"`
+	P99999 float64 `json:"p99_999_ms"`
+	Max    float64 `json:"max_ms"`
+}
+
+// serviceStats is the part of GET /v1/stats this command reads.
+type serviceStats struct {
+	Store struct {
+		Entries     int64 `json:"entries"`
+		Evictions   int64 `json:"evictions"`
+		Expirations int64 `json:"expirations"`
+		BytesLive   int64 `json:"bytes_live"`
+		BytesMax    int64 `json:"bytes_max"`
+		ChunkBytes  int64 `json:"chunk_bytes"`
+		IndexBytes  int64 `json:"index_bytes"`
+	} `json:"store"`
+	Panics  int64 `json:"panics"`
+	Runtime struct {
+		HeapObjects int64   `json:"heap_objects_bytes"`
+		GCCycles    int64   `json:"gc_cycles"`
+		GCPauseP99  float64 `json:"gc_pause_p99_seconds"`
+		GCPauseMax  float64 `json:"gc_pause_max_seconds"`
+	} `json:"runtime"`
+}
+
+type result struct {
+	Date    string   `json:"date"`
+	Go      string   `json:"go"`
+	CPU     string   `json:"cpu"`
+	Cores   int      `json:"cores"`
+	Kernel  string   `json:"kernel"`
+	Commit  string   `json:"commit"`
+	Command string   `json:"command"`
+	Note    string   `json:"note,omitempty"`
+	Config  config   `json:"config"`
+	Phases  []*phase `json:"phases"`
+	Minutes float64  `json:"run_minutes"`
+}
+
+func main() {
+	var c config
+	var rates, mdPath, jsonPath, note, from string
+	flag.IntVar(&c.Entries, "entries", 10_000_000, "entries preloaded (100 per POST)")
+	flag.IntVar(&c.ValueSize, "value-size", 450, "bytes of each JSON entry")
+	flag.DurationVar(&c.Duration, "duration", 5*time.Minute, "length of the articles' run (10k req/s)")
+	flag.DurationVar(&c.SweepFor, "sweep-duration", time.Minute, "length of each run of the rate sweep")
+	flag.StringVar(&rates, "rates", "15000,20000,25000,30000", "request rates of the sweep, comma-separated")
+	flag.IntVar(&c.Concurrency, "concurrency", 128, "load generator workers (connections)")
+	flag.BoolVar(&c.Pin, "pin", false, "run the server on CPU 0 and the load generator on CPU 1 (taskset)")
+	flag.StringVar(&c.MaxBytes, "max-bytes", "8GiB", "the server's --max-bytes")
+	flag.StringVar(&c.GOGC, "gogc", "", "GOGC for both processes (empty: the default)")
+	flag.StringVar(&mdPath, "md", "", "write the markdown report here")
+	flag.StringVar(&jsonPath, "json", "", "write every raw figure here as JSON")
+	flag.StringVar(&note, "note", "", "a note for the report's header")
+	flag.StringVar(&from, "from-json", "", "render -md from an earlier -json file instead of running")
+	flag.Parse()
+	var res *result
+	var err error
+	if from != "" {
+		res, err = readResult(from)
+	} else {
+		for _, r := range strings.Split(rates, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(r))
+			if err != nil || n <= 0 {
+				fatalf("bad -rates entry %q", r)
+			}
+			c.Rates = append(c.Rates, n)
+		}
+		res, err = run(c, note)
+	}
+	if err != nil {
+		fatalf("%v", err)
+	}
+	if jsonPath != "" && from == "" {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
+			fatalf("%v", err)
+		}
+	}
+	md := render(res)
+	if mdPath == "" {
+		fmt.Print(md)
+		return
+	}
+	if err := os.WriteFile(mdPath, []byte(md), 0o644); err != nil {
+		fatalf("%v", err)
+	}
+}
+
+func fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "svcbench: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func readResult(path string) (*result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var res result
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, err
+	}
+	for _, p := range res.Phases {
+		if err := p.decode(); err != nil {
+			return nil, err
+		}
+	}
+	return &res, nil
+}
+
+func (p *phase) decode() error {
+	if err := json.Unmarshal(p.Report, &p.report); err != nil {
+		return fmt.Errorf("%s: report: %w", p.Name, err)
+	}
+	if err := json.Unmarshal(p.Stats, &p.stats); err != nil {
+		return fmt.Errorf("%s: stats: %w", p.Name, err)
+	}
+	// Requests served by the server: the counted ones, the warm-up's and
+	// the read-your-writes reads.
+	var warm struct {
+		Warmup int64 `json:"warmup_requests"`
+	}
+	json.Unmarshal(p.Report, &warm)
+	n := float64(p.report.Requests + warm.Warmup)
+	if p.report.RYW != nil {
+		n += float64(p.report.RYW.Checks)
+	}
+	if n > 0 {
+		p.serverUsPerR = p.ServerCPU / n * 1e6
+		p.clientUsPerR = p.ClientCPU / n * 1e6
+	}
+	return nil
+}
+
+func run(c config, note string) (*result, error) {
+	start := time.Now()
+	dir, err := os.MkdirTemp("", "svcbench")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "cachekit")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("building cachekit: %w", err)
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	url := "http://" + addr
+	res := &result{
+		Date: time.Now().UTC().Format("2006-01-02 15:04 UTC"), Go: runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH,
+		CPU: cpuModel(), Cores: runtime.NumCPU(), Kernel: kernel(), Commit: commit(), Note: note, Config: c,
+		Command: "cd cmd/cachekit && go run ./internal/svcbench " + strings.Join(os.Args[1:], " "),
+	}
+	server := command(c, 0, bin, "serve", "--addr", addr, "--max-bytes", c.MaxBytes, "--default-ttl", "10m", "--log-level", "warn")
+	var serverLog bytes.Buffer
+	server.Stderr = &serverLog
+	if err := server.Start(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		server.Process.Signal(os.Interrupt)
+		server.Wait()
+	}()
+	if err := waitHealthy(url, 10*time.Second); err != nil {
+		return nil, fmt.Errorf("%w; server log:\n%s", err, serverLog.String())
+	}
+	pid := server.Process.Pid
+	common := []string{"--url", url, "--value-size", strconv.Itoa(c.ValueSize), "--cardinality", strconv.Itoa(c.Entries),
+		"--concurrency", strconv.Itoa(c.Concurrency)}
+	type spec struct {
+		name string
+		args []string
+	}
+	specs := []spec{
+		// Preload with a TTL that outlives every run; the runs write with the articles' 10 minutes.
+		{"preload", []string{"--write-ratio", "1", "--batch", "100", "--sequential", "--requests", strconv.Itoa(c.Entries / 100),
+			"--ttl", "30m", "--concurrency", "4", "--seed", "1"}},
+		{"articles", []string{"--rate", "10000", "--write-ratio", "0.5", "--ttl", "10m", "--duration", c.Duration.String(),
+			"--warmup", warmup(c.Duration, 10*time.Second), "--seed", "2"}},
+		{"ryw", []string{"--rate", "5000", "--write-ratio", "1", "--ryw", "--ttl", "10m", "--duration", c.SweepFor.String(),
+			"--warmup", warmup(c.SweepFor, 5*time.Second), "--seed", "3"}},
+	}
+	for _, r := range c.Rates {
+		specs = append(specs, spec{fmt.Sprintf("sweep-%d", r), []string{"--rate", strconv.Itoa(r), "--write-ratio", "0.5",
+			"--ttl", "10m", "--duration", c.SweepFor.String(), "--warmup", warmup(c.SweepFor, 5*time.Second), "--seed", "4"}})
+	}
+	for _, s := range specs {
+		// s.args come last: a flag given twice takes its last value.
+		args := append(append([]string{}, common...), s.args...)
+		fmt.Fprintf(os.Stderr, "svcbench: %s (%s)\n", s.name, time.Now().UTC().Format("15:04:05"))
+		p, err := runPhase(c, bin, url, pid, s.name, args, dir)
+		if err != nil {
+			return nil, err
+		}
+		res.Phases = append(res.Phases, p)
+	}
+	res.Minutes = time.Since(start).Minutes()
+	return res, nil
+}
+
+func runPhase(c config, bin, url string, pid int, name string, args []string, dir string) (*phase, error) {
+	out := filepath.Join(dir, name+".json")
+	p := &phase{Name: name, Args: args, LoadBefore: loadavg()}
+	cpu0, err := procCPU(pid)
+	if err != nil {
+		return nil, err
+	}
+	cmd := command(c, 1, bin, append([]string{"load", "--json", out}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s: cachekit load: %w\n%s", name, err, stderr.String())
+	}
+	cpu1, err := procCPU(pid)
+	if err != nil {
+		return nil, err
+	}
+	p.ServerCPU = cpu1 - cpu0
+	p.ClientCPU = (cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()).Seconds()
+	p.LoadAfter = loadavg()
+	if p.Report, err = os.ReadFile(out); err != nil {
+		return nil, err
+	}
+	if p.Stats, err = get(url + "/v1/stats"); err != nil {
+		return nil, err
+	}
+	p.ServerRSS, p.ServerHWM = procRSS(pid)
+	if err := p.decode(); err != nil {
+		return nil, err
+	}
+	if p.report.Requests == 0 {
+		return nil, fmt.Errorf("%s: the load generator completed no request", name)
+	}
+	return p, nil
+}
+
+// warmup returns the warm-up of a run of d: w, or a sixth of short runs.
+func warmup(d, w time.Duration) string {
+	return min(w, d/6).String()
+}
+
+// command returns bin args..., on CPU cpu when c.Pin, with c.GOGC.
+func command(c config, cpu int, bin string, args ...string) *exec.Cmd {
+	var cmd *exec.Cmd
+	if c.Pin {
+		cmd = exec.Command("taskset", append([]string{"-c", strconv.Itoa(cpu), bin}, args...)...)
+	} else {
+		cmd = exec.Command(bin, args...)
+	}
+	cmd.Env = os.Environ()
+	if c.GOGC != "" {
+		cmd.Env = append(cmd.Env, "GOGC="+c.GOGC)
+	}
+	return cmd
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func waitHealthy(url string, limit time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	for {
+		if _, err := get(url + "/healthz"); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errors.New("the server did not become healthy")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func get(url string) ([]byte, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return b, err
+}
+
+// procCPU returns the user and system CPU seconds of process pid.
+func procCPU(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the command name, which is in parentheses.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+	}
+	utime, _ := strconv.ParseFloat(f[11], 64)
+	stime, _ := strconv.ParseFloat(f[12], 64)
+	return (utime + stime) / 100, nil // USER_HZ is 100 on Linux
+}
+
+func procRSS(pid int) (rss, hwm int64) {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		kb, _ := strconv.ParseInt(f[1], 10, 64)
+		switch f[0] {
+		case "VmRSS:":
+			rss = kb << 10
+		case "VmHWM:":
+			hwm = kb << 10
+		}
+	}
+	return rss, hwm
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], ", ")
+}
+
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+func kernel() string {
+	b, _ := os.ReadFile("/proc/sys/kernel/osrelease")
+	return strings.TrimSpace(string(b))
+}
+
+func commit() string {
+	out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	s := strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "status", "--porcelain", "--", "../../service", "../../bytecache", ".").Output(); err == nil && len(st) > 0 {
+		s += " (with uncommitted changes)"
+	}
+	return s
+}

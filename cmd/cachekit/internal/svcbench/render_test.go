@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func testPhase(t *testing.T, name string, rate, throughput, p999 float64) *phase {
+	t.Helper()
+	rep, _ := json.Marshal(map[string]any{
+		"target_rate": rate, "seconds": 10.0, "requests": int64(throughput * 10), "throughput": throughput,
+		"warmup_requests": 0, "latency": map[string]float64{"mean_ms": 0.2, "p99_9_ms": p999, "p99_999_ms": p999 * 2},
+	})
+	stats, _ := json.Marshal(map[string]any{"store": map[string]int64{"entries": 5}})
+	p := &phase{Name: name, Report: rep, Stats: stats, ServerCPU: throughput * 10 * 50e-6, ClientCPU: throughput * 10 * 30e-6,
+		LoadBefore: "0.10, 0.20, 0.30", LoadAfter: "1.00, 0.50, 0.40"}
+	if err := p.decode(); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The verdicts and the derived figures follow the reports.
+func TestRender(t *testing.T) {
+	res := &result{Cores: 2, Config: config{Entries: 1000, Concurrency: 8, ValueSize: 100, MaxBytes: "1GiB"}, Phases: []*phase{
+		testPhase(t, "articles", 10000, 10000, 3.5),
+		testPhase(t, "sweep-20000", 20000, 19990, 8),
+		testPhase(t, "sweep-30000", 30000, 25000, 40),
+	}}
+	md := render(res)
+	for _, want := range []string{
+		"p99.9 3.500 ms (10 ms) **met**",
+		"Our target, p99.9 under 2 ms at 10 000 requests/s: 3.500 ms, **not met**",
+		"under 10 ms (with no error): 19,990 requests/s; target 50 000, **not met**",
+		"80 µs (articles)",
+		"bounds the rate at about 25,000 requests/s",
+		"| sweep-30000 | 30000 | 25000 | 250000 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "was busy") {
+		t.Error("a quiet run is reported busy")
+	}
+	res.Phases[0].LoadAfter = "7.00, 2.00, 1.00"
+	if !strings.Contains(render(res), "was busy") {
+		t.Error("a busy run is not reported busy")
+	}
+}
+
+func TestThousands(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 10000000: "10,000,000", -1234: "-1,234"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
