@@ -12,32 +12,20 @@ import (
 	"net"
 	"net/http"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cachekit/cachekit/internal/leaktest"
 )
 
 // checkLeaks fails the test if goroutines started during it are still
-// running once it and its cleanups are over (they get a bounded time to
-// exit: closing connections and listeners is asynchronous).
-func checkLeaks(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > before {
-			buf := make([]byte, 1<<20)
-			t.Errorf("%d goroutines before the test, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
-		}
-	})
-}
+// running once it and its cleanups are over (see leaktest.Check). The
+// package's other test files call it too.
+var checkLeaks = leaktest.Check
 
 // testServer is a Server serving on 127.0.0.1:0.
 type testServer struct {

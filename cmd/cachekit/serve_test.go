@@ -4,31 +4,18 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/cachekit/cachekit/cmd/cachekit/internal/load"
+	"github.com/cachekit/cachekit/internal/leaktest"
 )
 
 // checkLeaks fails the test if goroutines started during it are still
-// running once it is over (after a bounded time to exit).
-func checkLeaks(t *testing.T) {
-	t.Helper()
-	before := runtime.NumGoroutine()
-	t.Cleanup(func() {
-		deadline := time.Now().Add(5 * time.Second)
-		for runtime.NumGoroutine() > before && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if n := runtime.NumGoroutine(); n > before {
-			buf := make([]byte, 1<<20)
-			t.Errorf("%d goroutines before the test, %d after:\n%s", before, n, buf[:runtime.Stack(buf, true)])
-		}
-	})
-}
+// running once it and its cleanups are over (see leaktest.Check). The
+// package's other test files call it too.
+var checkLeaks = leaktest.Check
 
 // syncBuffer is a bytes.Buffer safe for concurrent use.
 type syncBuffer struct {
