@@ -54,6 +54,7 @@ func newMiniSim(max uint64, seed uint64) *miniSim {
 	for i, share := range miniWindows {
 		p := newTinyLFU(capacity, false, seed, nil)
 		p.setWindowShare(share)
+		p.fillScale = rate // age as the full-size cache does while filling
 		m.minis[i] = miniature{p: p, nodes: make(map[uint64]*node.Node, capacity+1)}
 	}
 	return m

@@ -23,6 +23,7 @@ const (
 	climbRestart     = 0.05   // a hit-ratio change this large restarts with a full step
 	sampleMultiplier = 10     // sample period, in multiples of the capacity in entries
 	admitFloodFreq   = 6      // a candidate this frequent is sometimes admitted anyway
+	fillHalveFirst   = 16     // population at which a filling cache first halves its sketch
 )
 
 // TinyLFU is W-TinyLFU with an adaptive window: new entries enter an LRU
@@ -49,6 +50,10 @@ type TinyLFU struct {
 	rng    uint64
 
 	sim *miniSim // nil for weighted caches and for the miniatures themselves
+
+	// ageing while the cache fills (caches bounded by count)
+	fillScale uint64 // entries of the full-size cache each entry stands for
+	nextHalve uint64 // population (times fillScale) at which to halve the sketch next
 
 	// hill climber (weighted caches)
 	weighted     bool
@@ -78,7 +83,8 @@ func newTinyLFU(max uint64, weighted bool, seed uint64, sim *miniSim) *TinyLFU {
 	if max == 0 {
 		max = 1
 	}
-	p := &TinyLFU{max: max, weighted: weighted, rng: seed | 1, sim: sim, climbs: weighted}
+	p := &TinyLFU{max: max, weighted: weighted, rng: seed | 1, sim: sim, climbs: weighted,
+		fillScale: 1, nextHalve: fillHalveFirst}
 	share := initialWindow
 	if sim != nil {
 		share = sim.share()
@@ -147,12 +153,44 @@ func (p *TinyLFU) Add(n *node.Node) {
 		p.sketch.init(2 * p.sketch.capacity())
 	}
 	p.sketch.increment(n.Hash)
+	if !p.weighted && p.weight < p.max {
+		p.ageWhileFilling(uint64(p.Len()) + 1)
+	}
 	n.Queue = qWindow
 	p.window.PushBack(n)
 	p.weight += uint64(n.Weight)
 	p.sampleMisses++
 	p.climb()
 	p.adapt(n.Hash)
+}
+
+// ageWhileFilling halves the sketch each time the population (the
+// entries held, counting the one being added) doubles while the cache
+// fills.
+//
+// The sketch ages by halving every sampleMultiplier × capacity increments,
+// a period sized for a full cache. While the cache fills, every entry is
+// admitted whatever its frequency, so the main space fills with the keys
+// of the warm-up, and the counts they gathered then would defend them as
+// victims long after (a frequency of 4 survives two halvings, 30 times
+// the capacity in requests at the default period). Measured on
+// libcachesim-cloudphysicsio, a block trace whose early hot blocks go cold:
+// keys popular only during the warm-up kept the main space, and every
+// window share lost to LRU (10,000 entries: 26% against LRU's 30% and
+// theine's 36%, whose sketch starts small and is rebuilt empty as the
+// cache grows). Halving at each doubling keeps the counts relative to the
+// population they were gathered over: what was counted when the cache
+// held n entries weighs as much, by the time it holds 2n, as one period of
+// a full cache does at the next reset.
+func (p *TinyLFU) ageWhileFilling(population uint64) {
+	population *= p.fillScale
+	if population < p.nextHalve {
+		return
+	}
+	p.sketch.reset()
+	for p.nextHalve <= population {
+		p.nextHalve *= 2
+	}
 }
 
 // Access implements Policy.

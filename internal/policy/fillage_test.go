@@ -1,0 +1,72 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/cachekit/cachekit/internal/node"
+)
+
+// TestTinyLFUAgesWhileFilling checks that counts gathered while the cache
+// fills are halved each time the population doubles, and only while it
+// fills: warm-up keys must not keep the frequencies they gathered over a
+// small population once the cache is full.
+func TestTinyLFUAgesWhileFilling(t *testing.T) {
+	const max = 256
+	p := newTinyLFU(max, false, 1, nil)
+	add := func(k uint64) *node.Node {
+		n := &node.Node{Hash: mix(k), Weight: 1}
+		p.Add(n)
+		if v := p.Evict(); v != nil {
+			t.Fatalf("evicted %x while filling", v.Hash)
+		}
+		return n
+	}
+	var nodes []*node.Node
+	for k := range uint64(20) { // population 20: halved at 16, next at 32
+		nodes = append(nodes, add(k))
+	}
+	hot := nodes[19]
+	for range 7 {
+		p.Access(hot)
+	}
+	if got := p.sketch.estimate(hot.Hash); got != 8 {
+		t.Fatalf("estimate after 8 requests at population 20 = %d, want 8", got)
+	}
+	for k := uint64(20); k < 31; k++ {
+		add(k)
+	}
+	if got := p.sketch.estimate(hot.Hash); got != 8 {
+		t.Fatalf("estimate at population 31 = %d, want 8 (no halving before 32)", got)
+	}
+	add(31) // population 32
+	if got := p.sketch.estimate(hot.Hash); got != 4 {
+		t.Fatalf("estimate at population 32 = %d, want 4", got)
+	}
+	for k := uint64(32); k < 64; k++ {
+		add(k)
+	}
+	if got := p.sketch.estimate(hot.Hash); got != 2 {
+		t.Fatalf("estimate at population 64 = %d, want 2", got)
+	}
+	for k := uint64(64); k < max; k++ {
+		add(k)
+	}
+	// Full: 256 reached (halved at 64, 128 and 256); from now on only the
+	// periodic reset ages the sketch.
+	for range 7 {
+		p.Access(hot)
+	}
+	before := p.sketch.estimate(hot.Hash)
+	if before != 7 {
+		t.Fatalf("estimate once full = %d, want 7", before)
+	}
+	for k := uint64(max); k < 2*max; k++ { // the population stays at max
+		n := &node.Node{Hash: mix(k), Weight: 1}
+		p.Add(n)
+		for v := p.Evict(); v != nil; v = p.Evict() {
+		}
+	}
+	if got := p.sketch.estimate(hot.Hash); got != before {
+		t.Fatalf("estimate after %d more keys into a full cache = %d, want %d (no halving once full)", max, got, before)
+	}
+}
