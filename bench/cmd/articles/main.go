@@ -26,77 +26,39 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/cachekit/cachekit/bench/internal/adapter"
 	"github.com/cachekit/cachekit/bench/internal/articles"
-	"github.com/cachekit/cachekit/bench/internal/report"
-	"github.com/cachekit/cachekit/bench/internal/subproc"
+	"github.com/cachekit/cachekit/bench/internal/cli"
 )
 
 func main() {
-	var job articles.Job
-	child, err := subproc.Job(&job)
-	if child {
-		if err == nil {
-			err = runChild(job)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "articles child:", err)
-			os.Exit(1)
-		}
+	if cli.Child("articles", articles.RunJob) {
 		return
 	}
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "articles:", err)
-		}
-		os.Exit(2)
-	}
-}
-
-func runChild(j articles.Job) error {
-	r, err := articles.RunJob(j)
-	if err != nil {
-		return err
-	}
-	return subproc.Reply(r)
+	cli.Main("articles", run)
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("articles", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("articles", stderr)
 	caches := fs.String("caches", "", "comma-separated caches (default: "+strings.Join(articles.DefaultCaches, ",")+")")
 	entries := fs.Int("entries", 1_000_000, "entries")
 	goroutines := fs.Int("goroutines", runtime.GOMAXPROCS(0), "goroutines of the timed runs")
 	duration := fs.Duration("duration", time.Second, "time of each timed run")
 	rounds := fs.Int("rounds", 3, "rounds")
 	seed := fs.Uint64("seed", 1, "seed of the operation streams")
-	mdFile := fs.String("md", "", "write the Markdown report to this file")
-	jsonFile := fs.String("json", "", "write the results as JSON to this file")
-	chartDir := fs.String("chart-dir", "", "where the charts go (default: the Markdown file's directory)")
-	fromJSON := fs.String("from-json", "", "draw the report from this JSON file instead of measuring")
-	note := fs.String("note", "", "a note for the report's header")
-	if err := fs.Parse(args); err != nil {
+	var out cli.Output
+	out.Flags(fs, true)
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
-	}
 	var rep articles.Report
-	if *fromJSON != "" {
-		if err := report.ReadJSON(*fromJSON, &rep); err != nil {
-			return err
-		}
-	} else {
+	err := out.Load(&rep, func() error {
 		if *entries < 1 || *goroutines < 1 || *duration <= 0 || *rounds < 1 {
 			return fmt.Errorf("-entries, -goroutines, -duration and -rounds must be positive")
 		}
@@ -113,7 +75,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		start := time.Now()
 		rep = articles.Report{
-			Header:     report.NewHeader("./bench/cmd/articles", args),
+			Header:     out.Header("./bench/cmd/articles", args),
 			Entries:    *entries,
 			Goroutines: *goroutines,
 			Duration:   duration.String(),
@@ -121,7 +83,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 			WritePcts:  articles.WritePcts,
 			Caches:     articles.Describe(names),
 		}
-		rep.Note = *note
 		rep.Method = fmt.Sprintf("%d rounds; each cache in a fresh process per round, caches interleaved; medians", *rounds)
 		results, err := articles.Measure(articles.Config{Caches: names, Entries: *entries, Goroutines: *goroutines,
 			Duration: *duration, Rounds: *rounds, Seed: *seed, Progress: stderr})
@@ -132,37 +93,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 			rep.Caches[i].Results = results[rep.Caches[i].Name]
 		}
 		rep.Finish(start)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	fmt.Fprint(stdout, rep.Table(nil, "cachekit"))
-	if *jsonFile != "" && *fromJSON == "" {
-		if err := report.WriteJSON(*jsonFile, &rep); err != nil {
-			return err
-		}
-	}
-	if *mdFile != "" {
-		dir := *chartDir
-		if dir == "" {
-			dir = filepath.Dir(*mdFile)
-		}
-		charts, err := rep.Charts(dir, "articles", nil)
-		if err != nil {
-			return err
-		}
-		rel := make([]string, len(charts))
-		for i, c := range charts {
-			rel[i] = relTo(filepath.Dir(*mdFile), filepath.Join(dir, c))
-		}
-		if err := report.WriteFile(*mdFile, []byte(rep.Markdown(rel))); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// relTo returns path relative to dir, or path itself if it has none.
-func relTo(dir, path string) string {
-	if r, err := filepath.Rel(dir, path); err == nil {
-		return r
-	}
-	return path
+	return out.Write(&rep, func(dir string) ([]string, error) { return rep.Charts(dir, "articles", nil) }, rep.Markdown)
 }

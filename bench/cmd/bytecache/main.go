@@ -22,20 +22,16 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/cachekit/cachekit/bench/internal/articles"
 	"github.com/cachekit/cachekit/bench/internal/bytereport"
+	"github.com/cachekit/cachekit/bench/internal/cli"
 	"github.com/cachekit/cachekit/bench/internal/gcimpact"
-	"github.com/cachekit/cachekit/bench/internal/report"
-	"github.com/cachekit/cachekit/bench/internal/subproc"
 )
 
 // The children are told which job they get by their arguments.
@@ -52,72 +48,39 @@ func main() {
 		}
 		return
 	}
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "bytecache:", err)
-		}
-		os.Exit(2)
-	}
+	cli.Main("bytecache", run)
 }
 
 func runChild(kind string) error {
 	switch kind {
 	case "articles":
-		var j articles.Job
-		if _, err := subproc.Job(&j); err != nil {
-			return err
-		}
-		r, err := articles.RunJob(j)
-		if err != nil {
-			return err
-		}
-		return subproc.Reply(r)
+		return cli.DoJob(articles.RunJob)
 	case "gc":
-		var j gcimpact.Job
-		if _, err := subproc.Job(&j); err != nil {
-			return err
-		}
-		r, err := gcimpact.RunJob(j)
-		if err != nil {
-			return err
-		}
-		return subproc.Reply(r)
+		return cli.DoJob(gcimpact.RunJob)
 	}
 	return fmt.Errorf("unknown child %q", kind)
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("bytecache", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("bytecache", stderr)
 	entries := fs.Int("entries", 1_000_000, "entries of the articles' table")
 	goroutines := fs.Int("goroutines", runtime.GOMAXPROCS(0), "goroutines of its timed runs")
 	duration := fs.Duration("duration", time.Second, "time of each timed run")
 	rounds := fs.Int("rounds", 3, "rounds of the articles' table")
 	gcEntries := fs.Int("gc-entries", 10_000_000, "entries of the GC experiment")
 	gcRounds := fs.Int("gc-rounds", 1, "rounds of the GC experiment")
-	mdFile := fs.String("md", "", "write the Markdown report to this file")
-	jsonFile := fs.String("json", "", "write the results as JSON to this file")
-	chartDir := fs.String("chart-dir", "", "where the charts go (default: the Markdown file's directory)")
-	fromJSON := fs.String("from-json", "", "draw the report from this JSON file instead of measuring")
-	note := fs.String("note", "", "a note for the report's header")
-	if err := fs.Parse(args); err != nil {
+	var out cli.Output
+	out.Flags(fs, true)
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
-	}
 	var rep bytereport.Report
-	if *fromJSON != "" {
-		if err := report.ReadJSON(*fromJSON, &rep); err != nil {
-			return err
-		}
-	} else {
+	err := out.Load(&rep, func() error {
 		if *entries < 1 || *goroutines < 1 || *duration <= 0 || *rounds < 1 || *gcEntries < 1 || *gcRounds < 1 {
 			return fmt.Errorf("every count and duration must be positive")
 		}
 		start := time.Now()
-		rep.Header = report.NewHeader("./bench/cmd/bytecache", args)
-		rep.Note = *note
+		rep.Header = out.Header("./bench/cmd/bytecache", args)
 		rep.Method = fmt.Sprintf("articles' table: %d rounds; GC experiment: %d round(s); every cache in a fresh process; medians", *rounds, *gcRounds)
 		rep.Articles = articles.Report{Header: rep.Header, Entries: *entries, Goroutines: *goroutines, Duration: duration.String(),
 			Rounds: *rounds, WritePcts: bytereport.WritePcts, Caches: articles.Describe(bytereport.Caches)}
@@ -139,37 +102,24 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		rep.Finish(start)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, t := range rep.Targets() {
 		fmt.Fprintf(stdout, "%-70s %-5v %s\n", t.What, t.Met, t.Measured)
 	}
-	if *jsonFile != "" && *fromJSON == "" {
-		if err := report.WriteJSON(*jsonFile, &rep); err != nil {
-			return err
-		}
-	}
-	if *mdFile != "" {
-		dir := *chartDir
-		if dir == "" {
-			dir = filepath.Dir(*mdFile)
-		}
+	charts := func(dir string) ([]string, error) {
 		a, err := rep.Articles.Charts(dir, "bytecache", nil)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		g, err := rep.GC.Charts(dir, "bytecache-gc", append([]string{gcimpact.None}, bytereport.GCCaches...))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		charts := append(a, g...)
-		for i, c := range charts {
-			if rel, err := filepath.Rel(filepath.Dir(*mdFile), filepath.Join(dir, c)); err == nil {
-				charts[i] = rel
-			}
-		}
-		if err := report.WriteFile(*mdFile, []byte(rep.Markdown(charts))); err != nil {
-			return err
-		}
+		return append(a, g...), nil
 	}
-	return nil
+	return out.Write(&rep, charts, rep.Markdown)
 }

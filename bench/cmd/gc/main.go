@@ -26,49 +26,25 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cachekit/cachekit/bench/internal/adapter"
+	"github.com/cachekit/cachekit/bench/internal/cli"
 	"github.com/cachekit/cachekit/bench/internal/gcimpact"
-	"github.com/cachekit/cachekit/bench/internal/report"
-	"github.com/cachekit/cachekit/bench/internal/subproc"
 )
 
 func main() {
-	var job gcimpact.Job
-	child, err := subproc.Job(&job)
-	if child {
-		if err == nil {
-			var r gcimpact.Result
-			if r, err = gcimpact.RunJob(job); err == nil {
-				err = subproc.Reply(r)
-			}
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "gc child:", err)
-			os.Exit(1)
-		}
+	if cli.Child("gc", gcimpact.RunJob) {
 		return
 	}
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "gc:", err)
-		}
-		os.Exit(2)
-	}
+	cli.Main("gc", run)
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("gc", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("gc", stderr)
 	caches := fs.String("caches", "", "caches (default: "+strings.Join(gcimpact.DefaultCaches, ",")+")")
 	sizes := fs.String("sizes", "0,2000000,10000000", "entry counts; 0 is an empty cache")
 	valueBytes := fs.Int("value-bytes", 100, "bytes per value")
@@ -80,23 +56,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	maxWindow := fs.Duration("max-window", 60*time.Second, "… but at most this long")
 	rounds := fs.Int("rounds", 1, "rounds")
 	seed := fs.Uint64("seed", 1, "seed of the churn's keys")
-	mdFile := fs.String("md", "", "write the Markdown report to this file")
-	jsonFile := fs.String("json", "", "write the results as JSON to this file")
-	chartDir := fs.String("chart-dir", "", "where the charts go (default: the Markdown file's directory)")
-	fromJSON := fs.String("from-json", "", "draw the report from this JSON file instead of measuring")
-	note := fs.String("note", "", "a note for the report's header")
-	if err := fs.Parse(args); err != nil {
+	var out cli.Output
+	out.Flags(fs, true)
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
-	}
 	var rep gcimpact.Report
-	if *fromJSON != "" {
-		if err := report.ReadJSON(*fromJSON, &rep); err != nil {
-			return err
-		}
-	} else {
+	err := out.Load(&rep, func() error {
 		infos, err := adapter.SelectStrings(*caches, gcimpact.DefaultCaches)
 		if err != nil {
 			return err
@@ -105,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		for _, i := range infos {
 			names = append(names, i.Name)
 		}
-		ss, err := parseSizes(*sizes)
+		ss, err := cli.Ints(*sizes, notNegative)
 		if err != nil {
 			return fmt.Errorf("-sizes: %w", err)
 		}
@@ -115,54 +81,27 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("bad flags: sizes, counts and durations must be positive, -max-window at least -min-window")
 		}
 		start := time.Now()
-		rep = gcimpact.Report{Header: report.NewHeader("./bench/cmd/gc", args), Sizes: ss, Template: tmpl, Rounds: *rounds,
+		rep = gcimpact.Report{Header: out.Header("./bench/cmd/gc", args), Sizes: ss, Template: tmpl, Rounds: *rounds,
 			Caches: gcimpact.Describe(names)}
-		rep.Note = *note
 		rep.Method = fmt.Sprintf("%d round(s); every cache and size in a fresh process; medians", *rounds)
 		rep.Results, err = gcimpact.Measure(gcimpact.Config{Caches: names, Sizes: ss, Template: tmpl, Rounds: *rounds, Progress: stderr})
 		if err != nil {
 			return err
 		}
 		rep.Finish(start)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	fmt.Fprint(stdout, rep.SummaryTable("forced GC ms", func(x gcimpact.Row) string { return fmt.Sprintf("%.2f", x.ForcedMs) }))
-	if *jsonFile != "" && *fromJSON == "" {
-		if err := report.WriteJSON(*jsonFile, &rep); err != nil {
-			return err
-		}
-	}
-	if *mdFile != "" {
-		dir := *chartDir
-		if dir == "" {
-			dir = filepath.Dir(*mdFile)
-		}
-		charts, err := rep.Charts(dir, "gc", nil)
-		if err != nil {
-			return err
-		}
-		for i, c := range charts {
-			if rel, err := filepath.Rel(filepath.Dir(*mdFile), filepath.Join(dir, c)); err == nil {
-				charts[i] = rel
-			}
-		}
-		if err := report.WriteFile(*mdFile, []byte(rep.Markdown(charts))); err != nil {
-			return err
-		}
-	}
-	return nil
+	return out.Write(&rep, func(dir string) ([]string, error) { return rep.Charts(dir, "gc", nil) }, rep.Markdown)
 }
 
-func parseSizes(s string) ([]int, error) {
-	var out []int
-	for f := range strings.SplitSeq(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, err
-		}
-		if n < 0 {
-			return nil, fmt.Errorf("%d is negative", n)
-		}
-		out = append(out, n)
+// notNegative is the check of -sizes: 0 is an empty cache.
+func notNegative(n int) error {
+	if n < 0 {
+		return fmt.Errorf("%d is negative", n)
 	}
-	return out, nil
+	return nil
 }

@@ -16,70 +16,38 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cachekit/cachekit/bench/internal/adapter"
+	"github.com/cachekit/cachekit/bench/internal/cli"
 	"github.com/cachekit/cachekit/bench/internal/footprint"
 	"github.com/cachekit/cachekit/bench/internal/report"
-	"github.com/cachekit/cachekit/bench/internal/subproc"
 )
 
 func main() {
-	var job footprint.Job
-	child, err := subproc.Job(&job)
-	if child {
-		if err == nil {
-			var r footprint.Result
-			if r, err = footprint.RunJob(job); err == nil {
-				err = subproc.Reply(r)
-			}
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "memory child:", err)
-			os.Exit(1)
-		}
+	if cli.Child("memory", footprint.RunJob) {
 		return
 	}
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "memory:", err)
-		}
-		os.Exit(2)
-	}
+	cli.Main("memory", run)
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("memory", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("memory", stderr)
 	caches := fs.String("caches", "", "caches (default: "+strings.Join(footprint.DefaultCaches, ",")+")")
 	sizes := fs.String("sizes", "1000,10000,100000,1000000", "entry counts")
 	ttl := fs.Duration("ttl", time.Hour, "every entry's time to live")
 	rounds := fs.Int("rounds", 3, "rounds")
-	mdFile := fs.String("md", "", "write the Markdown report to this file")
-	jsonFile := fs.String("json", "", "write the results as JSON to this file")
-	chartDir := fs.String("chart-dir", "", "where the chart goes (default: the Markdown file's directory)")
-	fromJSON := fs.String("from-json", "", "draw the report from this JSON file instead of measuring")
-	note := fs.String("note", "", "a note for the report's header")
-	if err := fs.Parse(args); err != nil {
+	var out cli.Output
+	out.Flags(fs, false)
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
-	}
 	var rep footprint.Report
-	if *fromJSON != "" {
-		if err := report.ReadJSON(*fromJSON, &rep); err != nil {
-			return err
-		}
-	} else {
+	err := out.Load(&rep, func() error {
 		infos, err := adapter.SelectStrings(*caches, footprint.DefaultCaches)
 		if err != nil {
 			return err
@@ -96,8 +64,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-rounds must be positive and -ttl not negative")
 		}
 		start := time.Now()
-		rep = footprint.Report{Header: report.NewHeader("./bench/cmd/memory", args), Sizes: ss, TTL: report.ShortDuration(*ttl), Rounds: *rounds}
-		rep.Note = *note
+		rep = footprint.Report{Header: out.Header("./bench/cmd/memory", args), Sizes: ss, TTL: report.ShortDuration(*ttl), Rounds: *rounds}
 		rep.Method = fmt.Sprintf("%d rounds; every cache and size in a fresh process; medians", *rounds)
 		var names []string
 		for _, i := range infos {
@@ -110,29 +77,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		rep.Finish(start)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	fmt.Fprint(stdout, rep.HeapTable())
 	fmt.Fprint(stdout, rep.RSSTable())
-	if *jsonFile != "" && *fromJSON == "" {
-		if err := report.WriteJSON(*jsonFile, &rep); err != nil {
-			return err
-		}
-	}
-	if *mdFile != "" {
-		dir := *chartDir
-		if dir == "" {
-			dir = filepath.Dir(*mdFile)
-		}
-		name, err := rep.Chart(dir)
-		if err != nil {
-			return err
-		}
-		if rel, err := filepath.Rel(filepath.Dir(*mdFile), filepath.Join(dir, name)); err == nil {
-			name = rel
-		}
-		if err := report.WriteFile(*mdFile, []byte(rep.Markdown(name))); err != nil {
-			return err
-		}
-	}
-	return nil
+	return out.Write(&rep, cli.OneChart(rep.Chart), func(charts []string) string { return rep.Markdown(charts[0]) })
 }

@@ -20,29 +20,20 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/cachekit/cachekit/bench/internal/adapter"
+	"github.com/cachekit/cachekit/bench/internal/cli"
 	"github.com/cachekit/cachekit/bench/internal/replay"
-	"github.com/cachekit/cachekit/bench/internal/report"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "replay:", err)
-		}
-		os.Exit(2)
-	}
+	cli.Main("replay", run)
 }
 
 // defaultTraces is the -traces default.
@@ -56,30 +47,19 @@ func defaultTraces() string {
 
 func run(args []string, stdout, stderr io.Writer) error {
 	procs := runtime.GOMAXPROCS(0)
-	fs := flag.NewFlagSet("replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("replay", stderr)
 	dir := fs.String("traces-dir", "../shared/traces", "where the traces are")
 	traces := fs.String("traces", defaultTraces(), "name@capacity,…")
 	caches := fs.String("caches", "cachekit,otter,theine,ristretto,lru,xsync", "caches")
 	gs := fs.String("goroutines", fmt.Sprintf("%d,%d", procs, 4*procs), "goroutine counts")
 	rounds := fs.Int("rounds", 3, "rounds")
-	mdFile := fs.String("md", "", "write the Markdown report to this file")
-	jsonFile := fs.String("json", "", "write the results as JSON to this file")
-	chartDir := fs.String("chart-dir", "", "where the chart goes (default: the Markdown file's directory)")
-	fromJSON := fs.String("from-json", "", "draw the report from this JSON file instead of measuring")
-	note := fs.String("note", "", "a note for the report's header")
-	if err := fs.Parse(args); err != nil {
+	var out cli.Output
+	out.Flags(fs, false)
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
-	}
 	var rep replay.Report
-	if *fromJSON != "" {
-		if err := report.ReadJSON(*fromJSON, &rep); err != nil {
-			return err
-		}
-	} else {
+	err := out.Load(&rep, func() error {
 		ts, err := replay.ParseTraces(*traces)
 		if err != nil {
 			return err
@@ -100,8 +80,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-rounds must be positive")
 		}
 		start := time.Now()
-		rep = replay.Report{Header: report.NewHeader("./bench/cmd/replay", args), Dir: *dir, Rounds: *rounds, Goroutines: goroutines}
-		rep.Note = *note
+		rep = replay.Report{Header: out.Header("./bench/cmd/replay", args), Dir: *dir, Rounds: *rounds, Goroutines: goroutines}
 		rep.Method = fmt.Sprintf("%d rounds, a fresh cache per replay, caches interleaved; medians", *rounds)
 		for _, i := range infos {
 			rep.Caches = append(rep.Caches, i.Name)
@@ -113,30 +92,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		rep.Finish(start)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for _, t := range rep.Traces {
 		fmt.Fprintf(stdout, "# %s @%d, %d goroutines\n\n%s", t.Name, t.Capacity, rep.Goroutines[len(rep.Goroutines)-1], rep.Table(t.Name, rep.Goroutines[len(rep.Goroutines)-1]))
 	}
-	if *jsonFile != "" && *fromJSON == "" {
-		if err := report.WriteJSON(*jsonFile, &rep); err != nil {
-			return err
-		}
-	}
-	if *mdFile != "" {
-		cd := *chartDir
-		if cd == "" {
-			cd = filepath.Dir(*mdFile)
-		}
-		name, err := rep.Chart(cd)
-		if err != nil {
-			return err
-		}
-		if rel, err := filepath.Rel(filepath.Dir(*mdFile), filepath.Join(cd, name)); err == nil {
-			name = rel
-		}
-		if err := report.WriteFile(*mdFile, []byte(rep.Markdown(name))); err != nil {
-			return err
-		}
-	}
-	return nil
+	return out.Write(&rep, cli.OneChart(rep.Chart), func(charts []string) string { return rep.Markdown(charts[0]) })
 }

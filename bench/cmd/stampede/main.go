@@ -21,35 +21,23 @@
 package main
 
 import (
-	"bytes"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/cachekit/cachekit/bench/internal/machine"
-
+	"github.com/cachekit/cachekit/bench/internal/cli"
+	"github.com/cachekit/cachekit/bench/internal/report"
 	"github.com/cachekit/cachekit/bench/internal/stampede"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "stampede:", err)
-		}
-		os.Exit(2)
-	}
+	cli.Main("stampede", run)
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("stampede", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("stampede", stderr)
 	rounds := fs.Int("rounds", 20, "rounds per cache and case")
 	callers := fs.Int("callers", 1000, "goroutines per stampede")
 	load := fs.Duration("load", 10*time.Millisecond, "the loader's latency")
@@ -57,11 +45,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	cases := fs.String("cases", "cold,hot", "comma-separated cases: cold, hot")
 	mdFile := fs.String("md", "", "write the report as Markdown to this file")
 	note := fs.String("note", "", "a note for the Markdown document's header")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	if *rounds < 1 {
 		return fmt.Errorf("-rounds must be at least 1")
@@ -88,24 +73,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 		cs = append(cs, c)
 	}
 
+	start := time.Now()
 	rep := &stampede.Report{
-		Command:    machine.CommandLine("./bench/cmd/stampede", args),
-		Date:       time.Now().UTC().Format("2006-01-02 15:04 MST"),
-		GoVersion:  runtime.Version(),
-		OS:         runtime.GOOS,
-		Arch:       runtime.GOARCH,
-		CPU:        machine.CPUModel(),
-		Cores:      runtime.NumCPU(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Revision:   machine.Revision(),
-		Modules:    peerModules(),
-		LoadBefore: machine.LoadAverage(),
-		Note:       *note,
-		Rounds:     *rounds,
-		Callers:    *callers,
-		LoadTime:   *load,
-		Caches:     fs2,
+		Header:   report.NewHeader("./bench/cmd/stampede", args),
+		Rounds:   *rounds,
+		Callers:  *callers,
+		LoadTime: *load,
+		Caches:   fs2,
 	}
+	rep.Modules = report.LinkedModules(peers)
+	rep.Note = *note
 	rep.Results, err = stampede.Measure(stampede.Config{
 		Caches:   fs2,
 		Cases:    cs,
@@ -116,16 +93,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep.LoadAfter = machine.LoadAverage()
+	rep.Finish(start)
 	if err := stampede.WriteTables(stdout, rep); err != nil {
 		return err
 	}
 	if *mdFile != "" {
-		var b bytes.Buffer
-		if err := stampede.WriteMarkdown(&b, rep); err != nil {
-			return err
-		}
-		if err := os.WriteFile(*mdFile, b.Bytes(), 0o644); err != nil {
+		if err := cli.WriteTo(*mdFile, func(w io.Writer) error { return stampede.WriteMarkdown(w, rep) }); err != nil {
 			return err
 		}
 	}
@@ -137,21 +110,4 @@ var peers = []string{
 	"golang.org/x/sync",
 	"github.com/maypok86/otter/v2",
 	"github.com/viccon/sturdyc",
-}
-
-// peerModules returns the versions of the peers linked into the binary.
-func peerModules() []stampede.Module {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return nil
-	}
-	var out []stampede.Module
-	for _, p := range peers {
-		for _, d := range bi.Deps {
-			if d.Path == p {
-				out = append(out, stampede.Module{Path: d.Path, Version: d.Version})
-			}
-		}
-	}
-	return out
 }

@@ -33,38 +33,27 @@
 package main
 
 import (
-	"bytes"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
-	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/cachekit/cachekit/bench/internal/machine"
-
 	"github.com/cachekit/cachekit/bench/internal/adapter"
+	"github.com/cachekit/cachekit/bench/internal/cli"
+	"github.com/cachekit/cachekit/bench/internal/machine"
+	"github.com/cachekit/cachekit/bench/internal/report"
 	"github.com/cachekit/cachekit/bench/internal/throughput"
 	"github.com/cachekit/cachekit/bench/internal/workload"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "throughput:", err)
-		}
-		os.Exit(2)
-	}
+	cli.Main("throughput", run)
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("throughput", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("throughput", stderr)
 	rounds := fs.Int("rounds", 3, "rounds; every cache runs every cell once per round")
 	duration := fs.Duration("duration", time.Second, "time per run")
 	caches := fs.String("caches", "", `comma-separated caches, or "all" (default: all but 2q and arc); known: `+strings.Join(adapter.Names(), ", "))
@@ -76,11 +65,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	jsonFile := fs.String("json", "", "write the report as JSON to this file")
 	mdFile := fs.String("md", "", "write the report as Markdown to this file")
 	note := fs.String("note", "", "a note for the Markdown document's header")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
 	if *rounds < 1 {
 		return fmt.Errorf("-rounds must be at least 1")
@@ -92,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	ms, err := parseInts(*mults)
+	ms, err := cli.Ints(*mults, cli.Positive)
 	if err != nil {
 		return fmt.Errorf("-mults: %w", err)
 	}
@@ -106,7 +92,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("workload %q named twice", w.Name)
 		}
 		if *reads != "" {
-			keep, err := parsePcts(*reads)
+			keep, err := cli.Ints(*reads, percentage)
 			if err != nil {
 				return fmt.Errorf("-reads: %w", err)
 			}
@@ -118,18 +104,19 @@ func run(args []string, stdout, stderr io.Writer) error {
 		ws = append(ws, w)
 	}
 
+	h := report.NewHeader("./bench/cmd/throughput", args)
 	rep := &throughput.Report{
-		Command:    machine.CommandLine("./bench/cmd/throughput", args),
-		Date:       time.Now().UTC().Format("2006-01-02 15:04 MST"),
-		GoVersion:  runtime.Version(),
+		Command:    h.Command,
+		Date:       h.Date,
+		GoVersion:  h.GoVersion,
 		OS:         runtime.GOOS,
 		Arch:       runtime.GOARCH,
-		CPU:        machine.CPUModel(),
-		Cores:      runtime.NumCPU(),
-		GOMAXPROCS: runtime.GOMAXPROCS(0),
-		Revision:   machine.Revision(),
+		CPU:        h.CPU,
+		Cores:      h.Cores,
+		GOMAXPROCS: h.GOMAXPROCS,
+		Revision:   h.Revision,
 		Modules:    peerModules(),
-		LoadBefore: machine.LoadAverage(),
+		LoadBefore: h.LoadBefore,
 		Note:       *note,
 		Rounds:     *rounds,
 		Duration:   duration.String(),
@@ -156,54 +143,24 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *jsonFile != "" {
-		if err := writeFile(*jsonFile, rep, throughput.WriteJSON); err != nil {
+		if err := cli.WriteTo(*jsonFile, func(w io.Writer) error { return throughput.WriteJSON(w, rep) }); err != nil {
 			return err
 		}
 	}
 	if *mdFile != "" {
-		if err := writeFile(*mdFile, rep, throughput.WriteMarkdown); err != nil {
+		if err := cli.WriteTo(*mdFile, func(w io.Writer) error { return throughput.WriteMarkdown(w, rep) }); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func writeFile(name string, r *throughput.Report, write func(io.Writer, *throughput.Report) error) error {
-	var b bytes.Buffer
-	if err := write(&b, r); err != nil {
-		return err
+// percentage is the check of -reads.
+func percentage(n int) error {
+	if n < 0 || n > 100 {
+		return fmt.Errorf("%d is not a percentage", n)
 	}
-	return os.WriteFile(name, b.Bytes(), 0o644)
-}
-
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for f := range strings.SplitSeq(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, err
-		}
-		if n < 1 {
-			return nil, fmt.Errorf("%d is not positive", n)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-func parsePcts(s string) ([]int, error) {
-	var out []int
-	for f := range strings.SplitSeq(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, err
-		}
-		if n < 0 || n > 100 {
-			return nil, fmt.Errorf("%d is not a percentage", n)
-		}
-		out = append(out, n)
-	}
-	return out, nil
+	return nil
 }
 
 // peers are the modules whose versions the reports name.
@@ -219,17 +176,9 @@ var peers = []string{
 
 // peerModules returns the versions of the peers linked into the binary.
 func peerModules() []throughput.Module {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return nil
-	}
 	var out []throughput.Module
-	for _, p := range peers {
-		for _, d := range bi.Deps {
-			if d.Path == p {
-				out = append(out, throughput.Module{Path: d.Path, Version: d.Version})
-			}
-		}
+	for _, m := range report.LinkedModules(peers) {
+		out = append(out, throughput.Module(m))
 	}
 	return out
 }

@@ -23,36 +23,24 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cachekit/cachekit/bench/internal/adapter"
-	"github.com/cachekit/cachekit/bench/internal/report"
+	"github.com/cachekit/cachekit/bench/internal/cli"
 	"github.com/cachekit/cachekit/bench/internal/visibility"
 	"github.com/cachekit/cachekit/bench/internal/workload"
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "visibility:", err)
-		}
-		os.Exit(2)
-	}
+	cli.Main("visibility", run)
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
 	procs := runtime.GOMAXPROCS(0)
-	fs := flag.NewFlagSet("visibility", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("visibility", stderr)
 	caches := fs.String("caches", "", "caches of the probes (default: the throughput set)")
 	gs := fs.String("goroutines", fmt.Sprintf("1,%d,%d", procs, 4*procs), "goroutine counts of the probes")
 	probes := fs.Int("probes", 200_000, "inserts, and updates, per probe run")
@@ -60,23 +48,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	capacity := fs.Int("capacity", workload.EvictCapacity, "capacity of the replayed caches")
 	replayG := fs.Int("replay-goroutines", 8, "goroutines of the concurrent replay")
 	rounds := fs.Int("rounds", 3, "rounds")
-	mdFile := fs.String("md", "", "write the Markdown report to this file")
-	jsonFile := fs.String("json", "", "write the results as JSON to this file")
-	chartDir := fs.String("chart-dir", "", "where the chart goes (default: the Markdown file's directory)")
-	fromJSON := fs.String("from-json", "", "draw the report from this JSON file instead of measuring")
-	note := fs.String("note", "", "a note for the report's header")
-	if err := fs.Parse(args); err != nil {
+	var out cli.Output
+	out.Flags(fs, false)
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
-	}
 	var rep visibility.Report
-	if *fromJSON != "" {
-		if err := report.ReadJSON(*fromJSON, &rep); err != nil {
-			return err
-		}
-	} else {
+	err := out.Load(&rep, func() error {
 		infos, err := adapter.Select(*caches)
 		if err != nil {
 			return err
@@ -93,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 				}
 			}
 		}
-		goroutines, err := parseInts(*gs)
+		goroutines, err := cli.Ints(*gs, cli.Positive)
 		if err != nil {
 			return fmt.Errorf("-goroutines: %w", err)
 		}
@@ -102,14 +80,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		start := time.Now()
 		rep = visibility.Report{
-			Header:           report.NewHeader("./bench/cmd/visibility", args),
+			Header:           out.Header("./bench/cmd/visibility", args),
 			Rounds:           *rounds,
 			Probes:           *probes,
 			ProbeGoroutines:  goroutines,
 			ReplayCapacity:   *capacity,
 			ReplayGoroutines: *replayG,
 		}
-		rep.Note = *note
 		rep.Method = fmt.Sprintf("%d rounds, a fresh cache per run, caches interleaved", *rounds)
 		for _, i := range infos {
 			rep.Caches = append(rep.Caches, i.Name)
@@ -124,47 +101,24 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		rep.Finish(start)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	fmt.Fprint(stdout, rep.ProbeTables("#"))
 	fmt.Fprint(stdout, rep.ReplayTable())
-	if *jsonFile != "" && *fromJSON == "" {
-		if err := report.WriteJSON(*jsonFile, &rep); err != nil {
-			return err
+	// The chart is of the replay, if there was one.
+	charts := func(dir string) ([]string, error) {
+		if len(rep.ReplayCaches) == 0 {
+			return nil, nil
 		}
+		return cli.OneChart(rep.Chart)(dir)
 	}
-	if *mdFile != "" {
-		dir := *chartDir
-		if dir == "" {
-			dir = filepath.Dir(*mdFile)
+	return out.Write(&rep, charts, func(charts []string) string {
+		if len(charts) == 0 {
+			return rep.Markdown("")
 		}
-		chartFile := ""
-		if len(rep.ReplayCaches) > 0 {
-			name, err := rep.Chart(dir)
-			if err != nil {
-				return err
-			}
-			if chartFile, err = filepath.Rel(filepath.Dir(*mdFile), filepath.Join(dir, name)); err != nil {
-				chartFile = filepath.Join(dir, name)
-			}
-		}
-		if err := report.WriteFile(*mdFile, []byte(rep.Markdown(chartFile))); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for f := range strings.SplitSeq(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, err
-		}
-		if n < 1 {
-			return nil, fmt.Errorf("%d is not positive", n)
-		}
-		out = append(out, n)
-	}
-	return out, nil
+		return rep.Markdown(charts[0])
+	})
 }

@@ -84,12 +84,18 @@ func (h *Header) Finish(start time.Time) {
 
 // LinkedPeers returns the versions of the peers linked into the binary.
 func LinkedPeers() []Module {
+	return LinkedModules(Peers)
+}
+
+// LinkedModules returns the versions of the modules of paths linked into
+// the binary, in the order of paths.
+func LinkedModules(paths []string) []Module {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return nil
 	}
 	var out []Module
-	for _, p := range Peers {
+	for _, p := range paths {
 		for _, d := range bi.Deps {
 			if d.Path == p {
 				out = append(out, Module{Path: d.Path, Version: d.Version})

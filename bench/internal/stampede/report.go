@@ -5,30 +5,20 @@ import (
 	"io"
 	"strings"
 	"time"
-)
 
-// Module is a peer module and its version.
-type Module struct{ Path, Version string }
+	"github.com/cachekit/cachekit/bench/internal/report"
+)
 
 // Report is everything the Markdown document shows.
 type Report struct {
-	Command    string
-	Date       string
-	GoVersion  string
-	OS, Arch   string
-	CPU        string
-	Cores      int
-	GOMAXPROCS int
-	Revision   string
-	Modules    []Module
-	LoadBefore string // load averages before and after the run
-	LoadAfter  string
-	Note       string
-	Rounds     int
-	Callers    int
-	LoadTime   time.Duration // the loader's nominal latency (its sleep)
-	Caches     []Factory
-	Results    []Result
+	// Header describes the run: its command, date, machine, peers'
+	// versions, load averages and note (not its method).
+	report.Header
+	Rounds   int
+	Callers  int
+	LoadTime time.Duration // the loader's nominal latency (its sleep)
+	Caches   []Factory
+	Results  []Result
 }
 
 // HotTarget is the p99 under which no caller is considered to have waited
@@ -104,7 +94,7 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		fmt.Fprintf(&b, "> **Note:** %s\n\n", r.Note)
 	}
 	fmt.Fprintf(&b, "- Date: %s\n", r.Date)
-	fmt.Fprintf(&b, "- Go: %s %s/%s\n", r.GoVersion, r.OS, r.Arch)
+	fmt.Fprintf(&b, "- Go: %s %s\n", r.GoVersion, r.OSArch)
 	fmt.Fprintf(&b, "- CPU: %s, %d cores, GOMAXPROCS %d\n", r.CPU, r.Cores, r.GOMAXPROCS)
 	if r.LoadBefore != "" {
 		fmt.Fprintf(&b, "- Load average (1, 5, 15 min): %s before, %s after\n", r.LoadBefore, r.LoadAfter)

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/cachekit/cachekit/bench/internal/report"
 )
 
 func instant(context.Context) {}
@@ -196,8 +198,8 @@ func TestMeasureAndMarkdown(t *testing.T) {
 	if r := res[0].Rows[1]; r.Calls != 20 || r.MinCalls != 20 || r.MaxCalls != 20 {
 		t.Errorf("cold nocache row: %+v", r)
 	}
-	rep := &Report{Command: "go run ./bench/cmd/stampede -rounds 3", Date: "today", GoVersion: "go1.x",
-		CPU: "a CPU", Cores: 2, GOMAXPROCS: 2, Note: "noisy machine", Rounds: 3, Callers: 20,
+	rep := &Report{Header: report.Header{Command: "go run ./bench/cmd/stampede -rounds 3", Date: "today", GoVersion: "go1.x",
+		CPU: "a CPU", Cores: 2, GOMAXPROCS: 2, Note: "noisy machine"}, Rounds: 3, Callers: 20,
 		LoadTime: 10 * time.Millisecond, Caches: fs, Results: res}
 	var b strings.Builder
 	if err := WriteMarkdown(&b, rep); err != nil {
