@@ -86,6 +86,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 		sh := c.shard(k)
 		sh.mu.Lock()
 		if f := sh.flights[k]; f != nil {
+			f.waitable()
 			sh.mu.Unlock()
 			c.stats.shared.Add(1)
 			waits = append(waits, f)
@@ -106,7 +107,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 			fail(k, err)
 			continue
 		}
-		f := c.newFlight(k, prev)
+		f := c.newFlight(k, sh, prev, true)
 		sh.flights[k] = f
 		sh.mu.Unlock()
 		owned = append(owned, f)

@@ -230,6 +230,7 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 	sh := c.shard(key)
 	sh.mu.Lock()
 	if f := sh.flights[key]; f != nil {
+		f.waitable()
 		sh.mu.Unlock()
 		c.stats.shared.Add(1)
 		return c.wait(ctx, f)
@@ -249,7 +250,7 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 		sh.mu.Unlock()
 		return zero, err
 	}
-	f := c.newFlight(key, prev)
+	f := c.newFlight(key, sh, prev, c.probe == nil)
 	sh.flights[key] = f
 	sh.mu.Unlock()
 	if c.probe != nil {
@@ -259,6 +260,9 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 			return f.value, f.err
 		}
 		ctx = next
+		sh.mu.Lock()
+		f.waitable() // not finished: only the load launched below finishes it
+		sh.mu.Unlock()
 	}
 	c.launch(ctx, []*flight[K, V]{f}, false)
 	return c.wait(ctx, f)
@@ -329,7 +333,7 @@ func (c *Cache[K, V]) refreshFlight(key K, r *record[V]) *flight[K, V] {
 	if cur, ok := c.core.Peek(key); !ok || cur != r {
 		return nil
 	}
-	f := c.newFlight(key, r)
+	f := c.newFlight(key, sh, r, false)
 	sh.flights[key] = f
 	return f
 }

@@ -15,21 +15,42 @@ import (
 // a bulk refresh).
 type flight[K comparable, V any] struct {
 	key     K
-	prev    *record[V] // the key's record when the flight started, or nil
-	gen     uint64     // epoch generation when the flight started
-	discard bool       // overtaken: do not store the result; guarded by the shard lock
+	sh      *shard[K, V] // key's shard
+	prev    *record[V]   // the key's record when the flight started, or nil
+	gen     uint64       // epoch generation when the flight started
+	discard bool         // overtaken: do not store the result; guarded by the shard lock
 
-	done  chan struct{} // closed when value and err are set
+	// done is closed when value and err are set. It is made by the first
+	// caller that waits (waitable), so a flight that nobody waits for (a
+	// probe's hit) costs no channel; it is set under the shard lock while
+	// the flight is in the table, and read under it by finish.
+	done  chan struct{}
 	value V
 	err   error
 }
 
-func (c *Cache[K, V]) newFlight(key K, prev *record[V]) *flight[K, V] {
-	return &flight[K, V]{
+// newFlight returns a flight for key, in shard sh, to be put in the table;
+// waited says whether its starter will wait for it (otherwise done is
+// made by the first waiter, waitable).
+func (c *Cache[K, V]) newFlight(key K, sh *shard[K, V], prev *record[V], waited bool) *flight[K, V] {
+	f := &flight[K, V]{
 		key:  key,
+		sh:   sh,
 		prev: prev,
 		gen:  c.epoch.Load().gen,
-		done: make(chan struct{}),
+	}
+	if waited {
+		f.done = make(chan struct{})
+	}
+	return f
+}
+
+// waitable makes f's done channel if nobody has yet, so that the caller
+// can wait for it. The caller holds f's shard lock, and found f in the
+// table (or made it): finish has not taken it out yet.
+func (f *flight[K, V]) waitable() {
+	if f.done == nil {
+		f.done = make(chan struct{})
 	}
 }
 
@@ -216,7 +237,7 @@ func (c *Cache[K, V]) countLoad(start, now int64, failed bool) {
 // the outcome to f's waiters. Storing before waking them means that a
 // waiter's next Get finds the result.
 func (c *Cache[K, V]) finish(f *flight[K, V], o outcome[V], now int64) {
-	sh := c.shard(f.key)
+	sh := f.sh
 	sh.mu.Lock()
 	if sh.flights[f.key] == f {
 		delete(sh.flights, f.key)
@@ -227,13 +248,18 @@ func (c *Cache[K, V]) finish(f *flight[K, V], o outcome[V], now int64) {
 	}
 	// Whatever record the key has now may have had its reload claimed
 	// by a reader that found this flight running: let the next reader
-	// claim it again.
-	if cur, ok := c.core.Peek(f.key); ok && cur != stored {
-		cur.refreshing.Store(false)
+	// claim it again. (A record just stored is new: nobody claimed it.)
+	if stored == nil {
+		if cur, ok := c.core.Peek(f.key); ok {
+			cur.refreshing.Store(false)
+		}
 	}
+	done := f.done // no waiter can come any more: f is out of the table
 	sh.mu.Unlock()
 	f.value, f.err = o.value, o.err
-	close(f.done)
+	if done != nil {
+		close(done)
+	}
 }
 
 // store records o for f's key and returns the record stored, if any. The

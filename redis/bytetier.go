@@ -249,9 +249,9 @@ func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl 
 		t.st.l2Skipped.Add(1)
 		return dst, 0, false, ErrUnavailable
 	}
-	cctx, cancel := context.WithTimeout(ctx, t.timeout)
-	defer cancel()
 	start := time.Now()
+	cctx, cancel := t.callContext(ctx, start)
+	defer cancel()
 	raw, err := t.client.Get(cctx, t.prefix+string(key)).Result()
 	t.st.observeRead(time.Since(start))
 	t.report(ctx, err)

@@ -47,8 +47,11 @@ type Cache[V any] struct {
 	cas   *goredis.Script
 	queue chan write
 
-	exactTTL  bool
-	closeOnce sync.Once
+	exactTTL bool
+	// fromString, with StringCodec (so V is string), returns a string
+	// payload as the value it is.
+	fromString func(string) V
+	closeOnce  sync.Once
 }
 
 // write is a loaded value waiting to be written to Redis.
@@ -78,6 +81,9 @@ func New[V any](opts Options[V]) (*Cache[V], error) {
 		exactTTL:     opts.ExactTTL,
 		cas:          goredis.NewScript(casScript),
 		queue:        make(chan write, opts.WriteQueue),
+	}
+	if _, ok := any(opts.Codec).(StringCodec); ok {
+		c.fromString, _ = any(func(s string) string { return s }).(func(string) V)
 	}
 	c.init(coreSettings{
 		client:           opts.Client,
@@ -207,15 +213,15 @@ const (
 
 // read reads key's Redis entry and its remaining TTL (negative: none) in one
 // round trip: a GET, the TTL computed from the expiry in the envelope; with
-// ExactTTL, a GET and a PTTL.
-func (c *Cache[V]) read(ctx context.Context, rkey string) (entry, time.Duration, l2) {
+// ExactTTL, a GET and a PTTL. It also returns the time the read started.
+func (c *Cache[V]) read(ctx context.Context, rkey string) (entry, time.Duration, l2, time.Time) {
+	start := time.Now()
 	if !c.brk.allow() {
 		c.st.l2Skipped.Add(1)
-		return entry{}, 0, l2Unavailable
+		return entry{}, 0, l2Unavailable, start
 	}
-	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	cctx, cancel := c.callContext(ctx, start)
 	defer cancel()
-	start := time.Now()
 	var get *goredis.StringCmd
 	var pttl *goredis.DurationCmd
 	if c.exactTTL {
@@ -226,7 +232,8 @@ func (c *Cache[V]) read(ctx context.Context, rkey string) (entry, time.Duration,
 	} else {
 		get = c.client.Get(cctx, rkey)
 	}
-	c.st.observeRead(time.Since(start))
+	end := time.Now()
+	c.st.observeRead(end.Sub(start))
 	err := get.Err()
 	if err == nil && pttl != nil {
 		err = pttl.Err()
@@ -234,16 +241,16 @@ func (c *Cache[V]) read(ctx context.Context, rkey string) (entry, time.Duration,
 	c.report(ctx, err)
 	switch {
 	case errors.Is(err, goredis.Nil):
-		return entry{token: absentToken}, 0, l2Absent
+		return entry{}, 0, l2Absent, start
 	case err != nil && isServerReply(err) && !unavailableReply(err):
 		// WRONGTYPE and the like: the key holds something not ours.
 		c.st.l2Incompatible.Add(1)
 		c.logs.log(c.log, "incompatible", "redis: unreadable key", "key", rkey, "err", err)
-		return entry{}, 0, l2Unavailable
+		return entry{}, 0, l2Unavailable, start
 	case err != nil:
 		c.st.l2Errors.Add(1)
 		c.logs.log(c.log, "read", "redis: read failed", "key", rkey, "err", err)
-		return entry{}, 0, l2Unavailable
+		return entry{}, 0, l2Unavailable, start
 	}
 	e := parseEntry(get.Val())
 	ttl := time.Duration(-1)
@@ -252,9 +259,9 @@ func (c *Cache[V]) read(ctx context.Context, rkey string) (entry, time.Duration,
 	case pttl != nil:
 		ttl = max(pttl.Val(), 0) // -2: gone since the GET
 	case e.exp > 0:
-		ttl = max(time.Until(time.UnixMilli(e.exp)), 0)
+		ttl = max(time.UnixMilli(e.exp).Sub(end), 0)
 	}
-	return e, ttl, l2Found
+	return e, ttl, l2Found, start
 }
 
 // probed is what a probe of Redis learned about a key that it did not find
@@ -273,8 +280,14 @@ type prober[V any] struct{ c *Cache[V] }
 
 func (p prober[V]) Probe(ctx context.Context, key string) (context.Context, V, time.Duration, bool) {
 	c := p.c
-	born := c.now()
-	e, ttl, found := c.read(ctx, c.prefix+key)
+	var born time.Time
+	if c.clock != nil {
+		born = c.clock.Now()
+	}
+	e, ttl, found, start := c.read(ctx, c.prefix+key)
+	if c.clock == nil {
+		born = start
+	}
 	if found == l2Unavailable && ctx.Err() != nil {
 		// The caller gave up: the load (on its own goroutine) reads
 		// Redis again.
@@ -331,9 +344,16 @@ func (c *Cache[V]) load(ctx context.Context, key string) (V, error) {
 	p, _ := ctx.Value(probedKey{}).(*probed)
 	if p == nil {
 		// A background reload, or a probe whose caller gave up.
-		p = &probed{born: c.now()}
+		p = &probed{}
+		if c.clock != nil {
+			p.born = c.clock.Now()
+		}
 		var ttl time.Duration
-		p.e, ttl, p.found = c.read(ctx, rkey)
+		var start time.Time
+		p.e, ttl, p.found, start = c.read(ctx, rkey)
+		if c.clock == nil {
+			p.born = start
+		}
 		if v, ok := c.l2Value(p.e, p.found); ok {
 			if ttl >= 0 {
 				loading.LimitTTL(ctx, ttl)
@@ -350,7 +370,7 @@ func (c *Cache[V]) load(ctx context.Context, key string) (V, error) {
 		return v, err
 	}
 	if p.found != l2Unavailable {
-		c.enqueue(rkey, v, p.e.token, p.born)
+		c.enqueue(rkey, v, p.e.casToken(), p.born)
 	}
 	return v, nil
 }
@@ -365,7 +385,12 @@ func (c *Cache[V]) decode(e entry) (v V, err error) {
 			err = fmt.Errorf("%w: the codec panicked: %v", ErrIncompatible, r)
 		}
 	}()
-	v, err = c.codec.Decode(e.payload)
+	if c.fromString != nil {
+		// StringCodec: the payload is the value, already a string
+		// (immutable), so no copy to bytes and back.
+		return c.fromString(e.payload()), nil
+	}
+	v, err = c.codec.Decode([]byte(e.payload()))
 	if err != nil {
 		err = fmt.Errorf("%w: %w", ErrIncompatible, err)
 	}

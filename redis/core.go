@@ -33,10 +33,11 @@ type core struct {
 	timeout, degradedTTL          time.Duration
 	healthCheck, resubscribeDelay time.Duration
 
-	brk  *breaker
-	log  *slog.Logger
-	logs logLimiter
-	st   counters
+	brk       *breaker
+	deadlines *deadlines // of calls from contexts that are never cancelled (callContext)
+	log       *slog.Logger
+	logs      logLimiter
+	st        counters
 
 	// invalidate drops a key (without the prefix) that another instance
 	// changed; flushLocal drops every local copy (see flush); lost, if
@@ -79,6 +80,7 @@ func (c *core) init(s coreSettings) {
 	c.channel = s.prefix + "invalidate"
 	c.id = hex.EncodeToString(idb[:])
 	c.timeout = s.timeout
+	c.deadlines = newDeadlines(s.timeout)
 	c.degradedTTL = s.degradedTTL
 	c.healthCheck = s.healthCheck
 	c.resubscribeDelay = s.resubscribeDelay
@@ -133,7 +135,7 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 		c.st.l2Skipped.Add(1)
 		return nil, ErrUnavailable
 	}
-	cctx, cancel := context.WithTimeout(ctx, c.timeout)
+	cctx, cancel := c.callContext(ctx, time.Now())
 	defer cancel()
 	msg := c.message(key)
 	pipe := c.client.Pipeline()

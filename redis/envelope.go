@@ -43,27 +43,44 @@ func expiry(env []byte) int64 { return int64(binary.BigEndian.Uint64(env[20:28])
 
 // entry is what a read found in Redis.
 type entry struct {
-	kind    byte   // kindValue, kindTomb, or 0 for bytes that are not an envelope
-	fp      uint64 // with kindValue
-	exp     int64  // expiry, Unix milliseconds; 0: none
-	payload []byte // with kindValue
-	token   string // the compare-and-set token of these bytes (casToken)
+	kind  byte   // kindValue, kindTomb, or 0 for bytes that are not an envelope
+	fp    uint64 // with kindValue
+	exp   int64  // expiry, Unix milliseconds; 0: none
+	raw   string // the bytes read; "" when there was no key (or no answer)
+	found bool   // raw was read
 }
 
 // parseEntry reads raw bytes from Redis. It never fails: bytes that are not
-// an envelope of ours come back with kind 0.
+// an envelope of ours come back with kind 0. It copies nothing: the payload
+// is copied for the codec (Cache.decode), and the compare-and-set token
+// computed, only when they are needed.
 func parseEntry(raw string) entry {
 	kind, fp, exp, ok := parseHeader(raw)
 	if !ok {
-		sum := sha1.Sum([]byte(raw))
-		return entry{token: "h" + hex.EncodeToString(sum[:])}
+		return entry{raw: raw, found: true}
 	}
-	e := entry{kind: kind, token: "w" + raw[4:12], exp: exp}
+	e := entry{kind: kind, exp: exp, raw: raw, found: true}
 	if e.kind == kindValue {
 		e.fp = fp
-		e.payload = []byte(raw[headerSize:])
 	}
 	return e
+}
+
+// payload returns the codec's bytes of a value entry.
+func (e entry) payload() string { return e.raw[headerSize:] }
+
+// casToken returns the compare-and-set token of what a read found
+// (casScript): absentToken for no key, "w" + the write id for an envelope,
+// "h" + the SHA-1 in hex for other bytes.
+func (e entry) casToken() string {
+	switch {
+	case !e.found:
+		return absentToken
+	case e.kind == 0:
+		sum := sha1.Sum([]byte(e.raw))
+		return "h" + hex.EncodeToString(sum[:])
+	}
+	return "w" + e.raw[4:12]
 }
 
 // parseHeader reads the header of an envelope (its payload is

@@ -78,7 +78,10 @@ type Options[V any] struct {
 	ExactTTL bool
 
 	// Timeout bounds every Redis call (each read, write, publish), well
-	// inside a request's budget. Default DefaultTimeout (100ms).
+	// inside a request's budget. A call whose context can never be
+	// cancelled (context.Background, say) may be given up to a millisecond
+	// (and at most Timeout/16) more: the calls started within that time
+	// share one deadline, and one timer. Default DefaultTimeout (100ms).
 	Timeout time.Duration
 
 	// TombstoneTTL is how long a Delete's tombstone stays in Redis. A

@@ -68,14 +68,14 @@ func TestEnvelope(t *testing.T) {
 	env := newEnvelope(kindValue, 0x0102030405060708, 42, 1234, 3)
 	env = append(env, "abc"...)
 	e := parseEntry(string(env))
-	if e.kind != kindValue || e.fp != 42 || e.exp != 1234 || string(e.payload) != "abc" || e.token != "w\x01\x02\x03\x04\x05\x06\x07\x08" {
+	if e.kind != kindValue || e.fp != 42 || e.exp != 1234 || e.payload() != "abc" || e.casToken() != "w\x01\x02\x03\x04\x05\x06\x07\x08" {
 		t.Fatalf("parsed %+v", e)
 	}
 	if e := parseEntry(string(newEnvelope(kindTomb, 9, 0, 0, 0))); e.kind != kindTomb {
 		t.Fatalf("tombstone parsed as %+v", e)
 	}
 	for _, raw := range []string{"", "hello", magic + "x" + string(make([]byte, 24)), magic + "v12"} {
-		if e := parseEntry(raw); e.kind != 0 || e.token[0] != 'h' {
+		if e := parseEntry(raw); e.kind != 0 || e.casToken()[0] != 'h' {
 			t.Errorf("%q parsed as %+v, want foreign", raw, e)
 		}
 	}
