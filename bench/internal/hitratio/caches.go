@@ -256,33 +256,27 @@ func newRistretto(capacity int) (*peerCache, error) {
 
 func newLRU(capacity int) (*peerCache, error) {
 	c, err := lru.New[uint64, struct{}](capacity)
-	if err != nil {
-		return nil, err
-	}
-	return &peerCache{
-		get: func(k uint64) bool { _, ok := c.Get(k); return ok },
-		set: func(k uint64) { c.Add(k, struct{}{}) },
-	}, nil
+	return golangLRU(c, err, func(k uint64) { c.Add(k, struct{}{}) })
 }
 
 func new2Q(capacity int) (*peerCache, error) {
 	c, err := lru.New2Q[uint64, struct{}](capacity)
-	if err != nil {
-		return nil, err
-	}
-	return &peerCache{
-		get: func(k uint64) bool { _, ok := c.Get(k); return ok },
-		set: func(k uint64) { c.Add(k, struct{}{}) },
-	}, nil
+	return golangLRU(c, err, func(k uint64) { c.Add(k, struct{}{}) })
 }
 
 func newARC(capacity int) (*peerCache, error) {
 	c, err := arc.NewARC[uint64, struct{}](capacity)
+	return golangLRU(c, err, func(k uint64) { c.Add(k, struct{}{}) })
+}
+
+// golangLRU adapts one of golang-lru's caches, c made with the error err;
+// they share Get, but not Add's result, so set adds a key.
+func golangLRU(c interface{ Get(uint64) (struct{}, bool) }, err error, set func(k uint64)) (*peerCache, error) {
 	if err != nil {
 		return nil, err
 	}
 	return &peerCache{
 		get: func(k uint64) bool { _, ok := c.Get(k); return ok },
-		set: func(k uint64) { c.Add(k, struct{}{}) },
+		set: set,
 	}, nil
 }
