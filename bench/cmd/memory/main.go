@@ -16,9 +16,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -52,13 +52,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		var ss []int
-		for f := range strings.SplitSeq(*sizes, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 {
-				return fmt.Errorf("-sizes: bad size %q", f)
-			}
-			ss = append(ss, n)
+		ss, err := cli.Ints(*sizes, cli.Positive)
+		var bad *cli.IntError
+		if errors.As(err, &bad) {
+			return fmt.Errorf("-sizes: bad size %q", bad.Field)
 		}
 		if *rounds < 1 || *ttl < 0 {
 			return fmt.Errorf("-rounds must be positive and -ttl not negative")

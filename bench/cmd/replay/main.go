@@ -20,10 +20,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
@@ -68,13 +68,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		var goroutines []int
-		for f := range strings.SplitSeq(*gs, ",") {
-			n, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || n < 1 {
-				return fmt.Errorf("-goroutines: bad count %q", f)
-			}
-			goroutines = append(goroutines, n)
+		goroutines, err := cli.Ints(*gs, cli.Positive)
+		var bad *cli.IntError
+		if errors.As(err, &bad) {
+			return fmt.Errorf("-goroutines: bad count %q", bad.Field)
 		}
 		if *rounds < 1 {
 			return fmt.Errorf("-rounds must be positive")

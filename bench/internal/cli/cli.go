@@ -91,23 +91,32 @@ func Parse(fs *flag.FlagSet, args []string) error {
 }
 
 // Ints parses a comma-separated list of integers, each of which check,
-// unless nil, accepts.
+// unless nil, accepts. Its error is an *IntError.
 func Ints(s string, check func(int) error) ([]int, error) {
 	var out []int
 	for f := range strings.SplitSeq(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil {
-			return nil, err
+		if err == nil && check != nil {
+			err = check(n)
 		}
-		if check != nil {
-			if err := check(n); err != nil {
-				return nil, err
-			}
+		if err != nil {
+			return nil, &IntError{Field: f, Err: err}
 		}
 		out = append(out, n)
 	}
 	return out, nil
 }
+
+// IntError is the error of Ints: the list's item that is not an integer,
+// or that the check refused, and why.
+type IntError struct {
+	Field string // as it is in the list, spaces included
+	Err   error  // strconv.Atoi's, or the check's
+}
+
+func (e *IntError) Error() string { return e.Err.Error() }
+
+func (e *IntError) Unwrap() error { return e.Err }
 
 // Positive is a check for Ints: n must be at least 1.
 func Positive(n int) error {
