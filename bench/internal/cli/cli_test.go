@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"io"
 	"os"
@@ -34,8 +35,9 @@ func TestInts(t *testing.T) {
 	if _, err := Ints("1,0", Positive); err == nil || err.Error() != "0 is not positive" {
 		t.Errorf("Ints with a 0: %v", err)
 	}
-	if _, err := Ints("1,x", nil); err == nil {
-		t.Error("Ints with a word: no error")
+	var bad *IntError
+	if _, err := Ints("1, x", nil); !errors.As(err, &bad) || bad.Field != " x" {
+		t.Errorf("Ints with a word: %v, field %+v", err, bad)
 	}
 }
 
