@@ -83,8 +83,10 @@ type Wheel struct {
 	// visited counts the nodes that Advance has visited (expired or
 	// cascaded) over the wheel's life; only tests read it.
 	visited uint64
-	// buckets are the sentinels of the bucket lists, by level and index.
-	buckets [numLevels][bucketsPerLevel]node.Node
+	// buckets are the sentinels of the bucket lists, by level and index. A
+	// level's array is allocated when a node is first placed in it: a
+	// cache's deadlines use a few levels, and an empty wheel stays small.
+	buckets [numLevels]*[bucketsPerLevel]node.Node
 }
 
 // New returns an empty wheel whose current time is now.
@@ -92,12 +94,20 @@ func New(now int64) *Wheel {
 	w := &Wheel{time: key(now)}
 	initList(&w.pending, noBucket)
 	initList(&w.overdue, noBucket)
-	for l := range w.buckets {
-		for i := range w.buckets[l] {
-			initList(&w.buckets[l][i], uint64(l)<<digitBits|uint64(i))
-		}
-	}
 	return w
+}
+
+// level returns the buckets of level l, allocating them on first use.
+func (w *Wheel) level(l uint) *[bucketsPerLevel]node.Node {
+	b := w.buckets[l]
+	if b == nil {
+		b = new([bucketsPerLevel]node.Node)
+		for i := range b {
+			initList(&b[i], uint64(l)<<digitBits|uint64(i))
+		}
+		w.buckets[l] = b
+	}
+	return b
 }
 
 // Len returns the number of scheduled nodes.
@@ -112,7 +122,8 @@ func (w *Wheel) Scheduled(n *node.Node) bool { return n.TimerNext() != nil }
 //
 // n.Deadline must not be 0 and must not change while n is scheduled, and n
 // must not be scheduled already; Schedule panics if either check fails.
-// Schedule does not allocate.
+// Schedule allocates only when it is the first to use one of the wheel's
+// levels (at most once per level over the wheel's life).
 func (w *Wheel) Schedule(n *node.Node) {
 	if n.Deadline == 0 {
 		panic("wheel: Schedule of a node without a deadline")
@@ -222,7 +233,7 @@ func (w *Wheel) Advance(now int64, budget int, expire func(*node.Node)) (done bo
 		// equals the time's.
 		w.time = start
 		w.occupied[level] &^= 1 << index
-		spliceAll(&w.buckets[level][index], &w.pending)
+		spliceAll(&w.buckets[level][index], &w.pending) // occupied, so allocated
 	}
 }
 
@@ -236,7 +247,7 @@ func (w *Wheel) place(n *node.Node) {
 	}
 	level := uint(63-bits.LeadingZeros64(d^w.time)) / digitBits
 	index := d >> (level * digitBits) & digitMask
-	pushBack(&w.buckets[level][index], n)
+	pushBack(&w.level(level)[index], n)
 	w.occupied[level] |= 1 << index
 }
 

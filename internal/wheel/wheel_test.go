@@ -65,6 +65,12 @@ func checkInvariants(t *testing.T, w *Wheel) {
 		return d >= w.time
 	})
 	for l := range w.buckets {
+		if w.buckets[l] == nil {
+			if w.occupied[l] != 0 {
+				t.Fatalf("level %d: occupied bits %x without buckets", l, w.occupied[l])
+			}
+			continue
+		}
 		for i := range w.buckets[l] {
 			s := &w.buckets[l][i]
 			c := walk(s, func(n *node.Node) bool {
@@ -589,9 +595,15 @@ func TestWorkBounded(t *testing.T) {
 	t.Logf("expiring %d nodes took %d visits (%.2f per node)", len(nodes), w.visited, float64(w.visited)/float64(len(nodes)))
 }
 
-// TestNoAllocs checks that Schedule, Deschedule and Advance do not allocate.
+// TestNoAllocs checks that Schedule, Deschedule and Advance do not allocate
+// once the levels they use exist, and that an empty wheel has none.
 func TestNoAllocs(t *testing.T) {
 	w := New(0)
+	for l := range w.buckets {
+		if w.buckets[l] != nil {
+			t.Fatalf("a new wheel has level %d allocated", l)
+		}
+	}
 	nodes := make([]node.Node, 64)
 	now := int64(0)
 	i := 0
