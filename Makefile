@@ -68,7 +68,7 @@ BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 BENCH ?= all
 comma := ,
 
-bench: ## Regenerate docs/benchmarks/*.md (~1.75 h on 2 cores); BENCH=articles,gc selects phases, NOTE='…' annotates.
+bench: ## Regenerate docs/benchmarks/*.md (~1.8 h on 2 cores); BENCH=articles,gc selects phases, NOTE='…' annotates.
 	bench/run-all.sh $(subst $(comma), ,$(BENCH))
 
 .PHONY: bench-compare

@@ -2,7 +2,7 @@
 # Regenerates docs/benchmarks/*.md (make bench): every phase, or the named
 # ones, one after the other, each with its published flags, timing each.
 #
-#   bench/run-all.sh                     # every phase (about 1.75 hours on 2 cores)
+#   bench/run-all.sh                     # every phase (about 1.8 hours on 2 cores)
 #   bench/run-all.sh articles gc         # some phases
 #   NOTE='text' bench/run-all.sh memory  # a note for the documents' headers
 #   TRACES=/elsewhere bench/run-all.sh replay hitratio
@@ -18,6 +18,7 @@
 #   memory       memory.md, .json, chart      (bench/cmd/memory, ~2 min)
 #   gc           gc.md, .json, charts         (bench/cmd/gc, ~30 min)
 #   bytecache    bytecache.md, .json, charts  (bench/cmd/bytecache, ~9 min)
+#   tiered       tiered.md                    (redis/internal/cmd/tierbench, ~4 min, needs redis-server)
 #   service      service.md, .json            (cmd/cachekit/internal/svcbench, ~12 min, 8 GiB of memory)
 #
 # The times are those of the published runs (each document records its
@@ -28,7 +29,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 out=docs/benchmarks
 traces=${TRACES:-../shared/traces}
-all="throughput hitratio loading visibility articles replay memory gc bytecache service"
+all="throughput hitratio loading visibility articles replay memory gc bytecache tiered service"
 if [ $# -eq 0 ] || [ "$*" = all ]; then
 	set -- $all
 fi
@@ -55,6 +56,7 @@ for p in "$@"; do
 	memory) go run ./bench/cmd/memory -md $out/memory.md -json $out/memory.json ${NOTE:+-note "$NOTE"} ;;
 	gc) go run ./bench/cmd/gc -md $out/gc.md -json $out/gc.json ${NOTE:+-note "$NOTE"} ;;
 	bytecache) go run ./bench/cmd/bytecache -md $out/bytecache.md -json $out/bytecache.json ${NOTE:+-note "$NOTE"} ;;
+	tiered) (cd redis && go run ./internal/cmd/tierbench -md ../$out/tiered.md) ;;
 	service) (cd cmd/cachekit && go run ./internal/svcbench -md ../../$out/service.md -json ../../$out/service.json ${NOTE:+-note "$NOTE"}) ;;
 	esac
 	echo "== $p took $(($(date +%s) - t0)) s"

@@ -8,11 +8,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
 	"math"
 	"math/bits"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -44,11 +46,40 @@ var (
 	poolSize   = flag.Int("pool", 0, "go-redis connection pool size (0: its default, 10 per GOMAXPROCS)")
 	only1      = flag.Bool("skip-single", false, "skip the single-goroutine passes")
 	cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the read passes to this file")
+	coldL1     = flag.Int("cold-l1", 1000, "L1 entries of the cold tier (its reads walk through all -keys in turn, so they miss it)")
+	mdPath     = flag.String("md", "", "write the whole Markdown document (docs/benchmarks/tiered.md) to this file instead of printing the tables")
 )
+
+// out receives the Markdown tables; verdicts collects the figures that the
+// document's "Against the targets" section states.
+var (
+	out      io.Writer = os.Stdout
+	verdicts targets
+)
+
+type targets struct {
+	warmRatio     map[int]float64 // goroutines → tiered warm / local only throughput
+	coldP50       map[int]float64 // goroutines → tiered cold / Redis only p50, minus 1
+	coldP99       map[int]float64
+	loadsPerRound map[int][]int64 // instances → database loads per stampede round
+	warmL2Reads   uint64
+	warmL1Hits    uint64
+}
 
 func main() {
 	flag.Parse()
-	if err := run(); err != nil {
+	var doc bytes.Buffer
+	if *mdPath != "" {
+		out = &doc
+	} else {
+		fmt.Print("# tierbench\n\n")
+	}
+	verdicts = targets{warmRatio: map[int]float64{}, coldP50: map[int]float64{}, coldP99: map[int]float64{}, loadsPerRound: map[int][]int64{}}
+	err := run()
+	if err == nil && *mdPath != "" {
+		err = os.WriteFile(*mdPath, []byte(document(doc.String())), 0o644)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "tierbench:", err)
 		os.Exit(1)
 	}
@@ -117,10 +148,10 @@ func run() error {
 		return err
 	}
 	defer warm.Close()
-	// Tiered, cold: L1 holds a single entry and the reads walk through
-	// the keys in turn, so (almost) every read misses L1 and is answered
-	// by Redis; the stats below say how many.
-	cold, err := newTier(client, source, "tier:", 1)
+	// Tiered, cold: the reads walk through the keys in turn, more keys
+	// than L1 holds, so (almost) every read misses L1 and is answered by
+	// Redis; the stats below say how many.
+	cold, err := newTier(client, source, "tier:", *coldL1)
 	if err != nil {
 		return err
 	}
@@ -149,7 +180,7 @@ func run() error {
 		}},
 	}
 	warmBefore, coldBefore := warm.Stats(), cold.Stats()
-	fmt.Printf("## Reads\n\n%d keys, Zipf s=%.2f (the cold reads walk through the keys in turn instead), %d-byte values. "+
+	fmt.Fprintf(out, "## Reads\n\n%d keys, Zipf s=%.2f (the cold reads walk through the keys in turn instead), %d-byte values. "+
 		"Each round runs every approach in turn, one pass of %v untimed (throughput) and one of %v timing every read (percentiles, "+
 		"which include the ~%v cost of reading the clock twice); the tables give the median over %d rounds, with the range of the throughput.\n\n",
 		*keys, *zipfS, *valueSize, *duration, *duration, clockCost(), *readRounds)
@@ -174,21 +205,25 @@ func run() error {
 	warmAfter, coldAfter := warm.Stats(), cold.Stats()
 	for i, g := range levels {
 		rows := results[i]
-		fmt.Printf("### %d goroutine(s)\n\n", g)
-		fmt.Println("| approach | ops/s (median) | ops/s (range) | p50 | p99 |")
-		fmt.Println("|---|---:|---:|---:|---:|")
+		fmt.Fprintf(out, "### %d goroutine(s)\n\n", g)
+		fmt.Fprintln(out, "| approach | ops/s (median) | ops/s (range) | p50 | p99 |")
+		fmt.Fprintln(out, "|---|---:|---:|---:|---:|")
 		for _, r := range rows {
-			fmt.Printf("| %s | %s | %s–%s | %s | %s |\n", r.name, ops(r.opsPerSec), ops(r.opsMin), ops(r.opsMax), dur(r.p50), dur(r.p99))
+			fmt.Fprintf(out, "| %s | %s | %s–%s | %s | %s |\n", r.name, ops(r.opsPerSec), ops(r.opsMin), ops(r.opsMax), dur(r.p50), dur(r.p99))
 		}
-		fmt.Println()
-		fmt.Printf("Tiered warm / local only throughput: %.1f%% (median of the per-round ratios; target >= 90%%).  \n",
+		fmt.Fprintln(out, )
+		verdicts.warmRatio[g] = pairedRatio(rows[2].ops, rows[1].ops)
+		verdicts.coldP50[g] = pairedRatio(durs(rows[3].p50s), durs(rows[0].p50s)) - 1
+		verdicts.coldP99[g] = pairedRatio(durs(rows[3].p99s), durs(rows[0].p99s)) - 1
+		fmt.Fprintf(out, "Tiered warm / local only throughput: %.1f%% (median of the per-round ratios; target >= 90%%).  \n",
 			100*pairedRatio(rows[2].ops, rows[1].ops))
-		fmt.Printf("Tiered cold / Redis only: p50 %+.1f%%, p99 %+.1f%% (medians of the per-round ratios; target: within 10%%); throughput %.1f%%.\n\n",
+		fmt.Fprintf(out, "Tiered cold / Redis only: p50 %+.1f%%, p99 %+.1f%% (medians of the per-round ratios; target: within 10%%); throughput %.1f%%.\n\n",
 			100*(pairedRatio(durs(rows[3].p50s), durs(rows[0].p50s))-1), 100*(pairedRatio(durs(rows[3].p99s), durs(rows[0].p99s))-1),
 			100*pairedRatio(rows[3].ops, rows[0].ops))
 	}
 	dw, dc := delta(warmBefore, warmAfter), delta(coldBefore, coldAfter)
-	fmt.Printf("During the passes the warm tier made %d Redis reads for %d L1 hits; the cold tier had %d L1 hits and %d L1 misses, "+
+	verdicts.warmL2Reads, verdicts.warmL1Hits = dw.L2Reads, dw.L1Hits
+	fmt.Fprintf(out, "During the passes the warm tier made %d Redis reads for %d L1 hits; the cold tier had %d L1 hits and %d L1 misses, "+
 		"made %d Redis reads (%d hits) and %d loads.\n\n", dw.L2Reads, dw.L1Hits, dc.L1Hits, dc.Local.Misses, dc.L2Reads, dc.L2Hits, dc.Loads)
 
 	return stampede(newClient, value)
@@ -397,6 +432,7 @@ func stampede(newClient func() goredis.UniversalClient, value []byte) error {
 			res.lat = append(res.lat, lat...)
 			res.reads = append(res.reads, reads)
 		}
+		verdicts.loadsPerRound[instances] = res.loads
 		results = append(results, res)
 	}
 	// The article's version without single flight.
@@ -423,15 +459,15 @@ func stampede(newClient func() goredis.UniversalClient, value []byte) error {
 		_ = cl.Close()
 		results = append(results, res)
 	}
-	fmt.Printf("## Stampede\n\n%d goroutines released together on one key that is in neither tier (expired); the database takes %v per load; %d rounds, each on a fresh key. With two instances, the goroutines alternate between them.\n\n", *stampedeN, *loadDelay, *rounds)
-	fmt.Println("| approach | database loads per round | Redis reads per round | p50 | p99 | max |")
-	fmt.Println("|---|---|---|---:|---:|---:|")
+	fmt.Fprintf(out, "## Stampede\n\n%d goroutines released together on one key that is in neither tier (expired); the database takes %v per load; %d rounds, each on a fresh key. With two instances, the goroutines alternate between them.\n\n", *stampedeN, *loadDelay, *rounds)
+	fmt.Fprintln(out, "| approach | database loads per round | Redis reads per round | p50 | p99 | max |")
+	fmt.Fprintln(out, "|---|---|---|---:|---:|---:|")
 	for _, r := range results {
 		sort.Slice(r.lat, func(i, j int) bool { return r.lat[i] < r.lat[j] })
 		q := func(p float64) time.Duration { return r.lat[min(len(r.lat)-1, int(p*float64(len(r.lat))))] }
-		fmt.Printf("| %s | %s | %s | %s | %s | %s |\n", r.name, join(r.loads), join(r.reads), dur(q(0.5)), dur(q(0.99)), dur(r.lat[len(r.lat)-1]))
+		fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", r.name, join(r.loads), join(r.reads), dur(q(0.5)), dur(q(0.99)), dur(r.lat[len(r.lat)-1]))
 	}
-	fmt.Println()
+	fmt.Fprintln(out, )
 	return nil
 }
 
@@ -566,8 +602,8 @@ func header(bin string) {
 	}
 	ver, _ := exec.Command(bin, "--version").Output()
 	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("# tierbench\n\n- date: %s\n- Go: %s, GOMAXPROCS %d\n- CPU: %s, %d cores\n- Redis: %s- load average at start: %s\n",
+	fmt.Fprintf(out, "## Run\n\n- date: %s\n- Go: %s, GOMAXPROCS %d\n- CPU: %s, %d cores\n- Redis: %s- load average at start: %s\n",
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.Version(), runtime.GOMAXPROCS(0), cpu, runtime.NumCPU(),
 		strings.TrimSpace(string(ver))+"\n", strings.TrimSpace(string(load)))
-	fmt.Printf("- command: `go run ./internal/cmd/tierbench %s`\n\n", strings.Join(os.Args[1:], " "))
+	fmt.Fprintf(out, "- command: `go run ./internal/cmd/tierbench %s`\n\n", strings.Join(os.Args[1:], " "))
 }
