@@ -12,9 +12,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"math/bits"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -211,7 +211,7 @@ func run() error {
 		for _, r := range rows {
 			fmt.Fprintf(out, "| %s | %s | %s–%s | %s | %s |\n", r.name, ops(r.opsPerSec), ops(r.opsMin), ops(r.opsMax), dur(r.p50), dur(r.p99))
 		}
-		fmt.Fprintln(out, )
+		fmt.Fprintln(out)
 		verdicts.warmRatio[g] = pairedRatio(rows[2].ops, rows[1].ops)
 		verdicts.coldP50[g] = pairedRatio(durs(rows[3].p50s), durs(rows[0].p50s)) - 1
 		verdicts.coldP99[g] = pairedRatio(durs(rows[3].p99s), durs(rows[0].p99s)) - 1
@@ -467,7 +467,7 @@ func stampede(newClient func() goredis.UniversalClient, value []byte) error {
 		q := func(p float64) time.Duration { return r.lat[min(len(r.lat)-1, int(p*float64(len(r.lat))))] }
 		fmt.Fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", r.name, join(r.loads), join(r.reads), dur(q(0.5)), dur(q(0.99)), dur(r.lat[len(r.lat)-1]))
 	}
-	fmt.Fprintln(out, )
+	fmt.Fprintln(out)
 	return nil
 }
 
