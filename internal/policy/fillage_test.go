@@ -7,9 +7,10 @@ import (
 )
 
 // TestTinyLFUAgesWhileFilling checks that counts gathered while the cache
-// fills are halved each time the population doubles, and only while it
-// fills: warm-up keys must not keep the frequencies they gathered over a
-// small population once the cache is full.
+// fills are halved (rounding up) each time the population doubles, and
+// only while it fills: warm-up keys must not keep the frequencies they
+// gathered over a small population once the cache is full, but a key seen
+// once keeps a count of one.
 func TestTinyLFUAgesWhileFilling(t *testing.T) {
 	const max = 256
 	p := newTinyLFU(max, false, 1, nil)
@@ -51,14 +52,20 @@ func TestTinyLFUAgesWhileFilling(t *testing.T) {
 	for k := uint64(64); k < max; k++ {
 		add(k)
 	}
-	// Full: 256 reached (halved at 64, 128 and 256); from now on only the
-	// periodic reset ages the sketch.
+	// Full: 256 reached (halved at 64, 128 and 256, rounding up); from now
+	// on only the periodic reset ages the sketch.
+	if got := p.sketch.estimate(hot.Hash); got != 1 {
+		t.Fatalf("estimate once full = %d, want 1 (halving rounds up)", got)
+	}
+	if got := p.sketch.estimate(nodes[0].Hash); got != 1 {
+		t.Fatalf("estimate of the first key once full = %d, want 1 (seen once)", got)
+	}
 	for range 7 {
 		p.Access(hot)
 	}
 	before := p.sketch.estimate(hot.Hash)
-	if before != 7 {
-		t.Fatalf("estimate once full = %d, want 7", before)
+	if before != 8 {
+		t.Fatalf("estimate once full, 7 requests later = %d, want 8", before)
 	}
 	for k := uint64(max); k < 2*max; k++ { // the population stays at max
 		n := &node.Node{Hash: mix(k), Weight: 1}

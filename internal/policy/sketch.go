@@ -85,3 +85,12 @@ func (s *sketch) reset() {
 	}
 	s.added = (s.added - uint64(odd)/4) / 2
 }
+
+// halveUp halves every counter, rounding up, so that a key seen at all
+// keeps a count of at least one. The count of increments is left as is:
+// the periodic reset stays on its schedule.
+func (s *sketch) halveUp() {
+	for i, w := range s.table {
+		s.table[i] = (w>>1)&0x7777777777777777 + w&0x1111111111111111
+	}
+}
