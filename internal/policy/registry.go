@@ -93,7 +93,7 @@ func ParseSpec(spec string) (name string, param float64, err error) {
 }
 
 func init() {
-	Register("tinylfu", "W-TinyLFU with a window resized by hill climbing (the default)", func(c Config) (Policy, error) {
+	Register("tinylfu", "W-TinyLFU whose window is sized by miniature simulations (by hill climbing when weighted) (the default)", func(c Config) (Policy, error) {
 		if !math.IsNaN(c.Param) {
 			return nil, fmt.Errorf("policy tinylfu takes no parameter")
 		}
