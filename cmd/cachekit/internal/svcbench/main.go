@@ -28,6 +28,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/cachekit/cachekit/cmd/cachekit/internal/load"
 )
 
 type config struct {
@@ -54,40 +56,10 @@ type phase struct {
 	Stats        json.RawMessage `json:"stats_after"`
 	ServerRSS    int64           `json:"server_rss_bytes"`
 	ServerHWM    int64           `json:"server_rss_peak_bytes"`
-	report       loadReport
+	report       load.Report
 	stats        serviceStats
 	serverUsPerR float64
 	clientUsPerR float64
-}
-
-// loadReport is the part of `cachekit load --json` this command reads.
-type loadReport struct {
-	TargetRate   float64  `json:"target_rate"`
-	Seconds      float64  `json:"seconds"`
-	Requests     int64    `json:"requests"`
-	Reads        int64    `json:"reads"`
-	Writes       int64    `json:"writes"`
-	Hits         int64    `json:"hits"`
-	Misses       int64    `json:"misses"`
-	Throughput   float64  `json:"throughput"`
-	Errors       int64    `json:"errors"`
-	Latency      latency  `json:"latency"`
-	SendLag      *latency `json:"send_lag"`
-	ResponseTime *latency `json:"response_time"`
-	RYW          *struct {
-		Checks, Missing, Mismatch, Errors, Superseded int64
-	} `json:"read_your_writes"`
-	Batch int `json:"batch"`
-}
-
-type latency struct {
-	Mean   float64 `json:"mean_ms"`
-	P50    float64 `json:"p50_ms"`
-	P99    float64 `json:"p99_ms"`
-	P999   float64 `json:"p99_9_ms"`
-	P9999  float64 `json:"p99_99_ms"`
-	P99999 float64 `json:"p99_999_ms"`
-	Max    float64 `json:"max_ms"`
 }
 
 // serviceStats is the part of GET /v1/stats this command reads.
@@ -205,11 +177,7 @@ func (p *phase) decode() error {
 	}
 	// Requests served by the server: the counted ones, the warm-up's and
 	// the read-your-writes reads.
-	var warm struct {
-		Warmup int64 `json:"warmup_requests"`
-	}
-	json.Unmarshal(p.Report, &warm)
-	n := float64(p.report.Requests + warm.Warmup)
+	n := float64(p.report.Requests + p.report.WarmupRequests)
 	if p.report.RYW != nil {
 		n += float64(p.report.RYW.Checks)
 	}
