@@ -27,6 +27,8 @@ import (
 	"testing/synctest"
 	"time"
 	"weak"
+
+	"github.com/cachekit/cachekit/internal/leaktest"
 )
 
 // ---------------------------------------------------------------------------
@@ -1822,16 +1824,7 @@ func ctCollectBubbledCache(t *testing.T) {
 // ctRunGoroutines counts the goroutines that New started (the caches'
 // background goroutines), from a dump of every goroutine's stack.
 func ctRunGoroutines() int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	return strings.Count(string(buf), "created by github.com/cachekit/cachekit.New[")
+	return strings.Count(string(leaktest.Stacks()), "created by github.com/cachekit/cachekit.New[")
 }
 
 func TestCloseNoGoroutineLeak(t *testing.T) {

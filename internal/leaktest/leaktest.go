@@ -83,19 +83,23 @@ func wait(before map[uint64][]byte, timeout time.Duration) error {
 	}
 }
 
-// goroutines returns the stack of every goroutine by its id.
-func goroutines() map[uint64][]byte {
+// Stacks returns the stacks of every goroutine, as runtime.Stack writes
+// them, whatever their size.
+func Stacks() []byte {
 	buf := make([]byte, 64<<10)
 	for {
 		n := runtime.Stack(buf, true)
 		if n < len(buf) {
-			buf = buf[:n]
-			break
+			return buf[:n]
 		}
 		buf = make([]byte, 2*len(buf))
 	}
+}
+
+// goroutines returns the stack of every goroutine by its id.
+func goroutines() map[uint64][]byte {
 	out := make(map[uint64][]byte)
-	for stack := range bytes.SplitSeq(buf, []byte("\n\n")) {
+	for stack := range bytes.SplitSeq(Stacks(), []byte("\n\n")) {
 		// Each stack starts "goroutine 42 [chan receive]:".
 		rest, ok := bytes.CutPrefix(stack, []byte("goroutine "))
 		if !ok {
