@@ -61,6 +61,9 @@ var (
 // ServeHTTP serves the API; see the package documentation.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	if s.entered != nil {
+		s.entered(r)
+	}
 	// The Date header, formatted once a second instead of by net/http for
 	// every response.
 	w.Header()["Date"] = s.date(start)

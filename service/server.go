@@ -31,8 +31,11 @@ type Server struct {
 	dateCache atomic.Pointer[dateValue]
 	fence     *fence // orders Tier fills against changes; nil without a Tier
 
-	// connState, when set (tests), is the http.Server's ConnState hook.
-	connState func(net.Conn, http.ConnState)
+	// Test hooks. entered, when set, is called as a request enters the
+	// handler; shutdown, when set, runs (on its own goroutine) once the
+	// graceful shutdown has begun.
+	entered  func(*http.Request)
+	shutdown func()
 }
 
 // buffer is a request's scratch space, pooled.
@@ -164,7 +167,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       s.o.IdleTimeout,
 		MaxHeaderBytes:    s.o.MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		ConnState:         s.connState,
+	}
+	if s.shutdown != nil {
+		hs.RegisterOnShutdown(s.shutdown)
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
