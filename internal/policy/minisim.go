@@ -25,37 +25,57 @@ const (
 	miniStart       = 1   // index in miniWindows of the share used until the first epoch ends
 )
 
+// The miniatures see the same requests, so they share what depends only
+// on the requests: one frequency sketch (every request counts once, and
+// ages it once, whichever miniatures hold the key) and one table from a
+// key hash to the key's nodes, one per miniature. A sampled request then
+// costs one table lookup and one sketch update, plus each miniature's
+// queue moves and admission checks.
+
 type miniature struct {
-	p     *TinyLFU
-	nodes map[uint64]*node.Node // by key hash
-	free  []*node.Node          // evicted nodes, reused
-	hits  float64               // this epoch
-	score float64               // decayed hits of the past epochs
+	p     *TinyLFU // passive: its sketch is the miniSim's
+	hits  float64  // this epoch
+	score float64  // decayed hits of the past epochs
+}
+
+// miniKey is a sampled key's nodes, one per miniature; in says which
+// miniatures hold it.
+type miniKey struct {
+	nodes [len(miniWindows)]node.Node
+	in    uint16
 }
 
 type miniSim struct {
-	minis [len(miniWindows)]miniature
-	mask  uint64 // a request is sampled when its spread hash & mask == 0
-	seen  int    // sampled requests in this epoch
-	epoch int
-	best  int
+	minis  [len(miniWindows)]miniature
+	sketch sketch
+	fill   fillAger
+	keys   map[uint64]*miniKey // by key hash: the keys some miniature holds
+	free   []*miniKey          // no longer held by any miniature, reused
+	mask   uint64              // a request is sampled when its spread hash & mask == 0
+	seen   int                 // sampled requests in this epoch
+	epoch  int
+	best   int
 }
 
 // newMiniSim returns miniatures for a cache of max entries. The cost is
-// bounded whatever max is: about len(miniWindows) × 2 × miniMinCapacity
-// nodes at most, and len(miniWindows) miniature updates per sampled request.
+// bounded whatever max is: about 2 × miniMinCapacity sampled keys at most
+// per miniature, and per sampled request one lookup, one sketch update and
+// len(miniWindows) miniature updates.
 func newMiniSim(max uint64, seed uint64) *miniSim {
 	rate := uint64(1)
 	for max/(2*rate) >= miniMinCapacity {
 		rate *= 2
 	}
 	capacity := max / rate
-	m := &miniSim{mask: rate - 1, epoch: miniEpoch * int(capacity), best: miniStart}
+	m := &miniSim{mask: rate - 1, epoch: miniEpoch * int(capacity), best: miniStart,
+		fill: newFillAger(rate), // age as the full-size cache does while filling
+		keys: make(map[uint64]*miniKey, capacity+1)}
+	m.sketch.init(sketchCapacity(capacity, false))
 	for i, share := range miniWindows {
-		p := newTinyLFU(capacity, false, seed, nil)
+		p := newTinyLFUWith(capacity, false, seed, nil, &m.sketch)
+		p.passive = true
 		p.setWindowShare(share)
-		p.fillScale = rate // age as the full-size cache does while filling
-		m.minis[i] = miniature{p: p, nodes: make(map[uint64]*node.Node, capacity+1)}
+		m.minis[i] = miniature{p: p}
 	}
 	return m
 }
@@ -70,9 +90,7 @@ func (m *miniSim) record(h uint64) bool {
 	if (x^x>>32)&m.mask != 0 {
 		return false
 	}
-	for i := range m.minis {
-		m.minis[i].request(h)
-	}
+	m.request(h)
 	if m.seen++; m.seen < m.epoch {
 		return false
 	}
@@ -94,24 +112,55 @@ func (m *miniSim) record(h uint64) bool {
 	return changed
 }
 
-func (mi *miniature) request(h uint64) {
-	if n, ok := mi.nodes[h]; ok {
-		mi.hits++
-		mi.p.Access(n)
-		return
+// request feeds a sampled request for h to every miniature.
+func (m *miniSim) request(h uint64) {
+	k := m.keys[h]
+	m.sketch.increment(h)
+	// The miniatures have one size and admit everything until full, so
+	// they fill together: the first one stands for all.
+	if first := m.minis[0].p; (k == nil || k.in&1 == 0) && first.weight < first.max {
+		m.fill.age(&m.sketch, uint64(first.Len())+1)
 	}
-	var n *node.Node
-	if k := len(mi.free); k > 0 {
-		n, mi.free = mi.free[k-1], mi.free[:k-1]
-		*n = node.Node{}
-	} else {
-		n = new(node.Node)
+	if k == nil {
+		if n := len(m.free); n > 0 {
+			k, m.free = m.free[n-1], m.free[:n-1]
+		} else {
+			k = new(miniKey)
+		}
+		m.keys[h] = k
 	}
-	n.Hash, n.Weight = h, 1
-	mi.nodes[h] = n
-	mi.p.Add(n)
-	for v := mi.p.Evict(); v != nil; v = mi.p.Evict() {
-		delete(mi.nodes, v.Hash)
-		mi.free = append(mi.free, v)
+	for i := range m.minis {
+		mi := &m.minis[i]
+		n := &k.nodes[i]
+		bit := uint16(1) << i
+		if k.in&bit != 0 {
+			mi.hits++
+			mi.p.Access(n)
+			continue
+		}
+		*n = node.Node{Hash: h, Weight: 1}
+		k.in |= bit
+		mi.p.Add(n)
+		for v := mi.p.Evict(); v != nil; v = mi.p.Evict() {
+			if v.Hash == h {
+				k.in &^= bit // h's own entry is released below
+				continue
+			}
+			m.release(v.Hash, bit)
+		}
+	}
+	if k.in == 0 {
+		delete(m.keys, h)
+		m.free = append(m.free, k)
+	}
+}
+
+// release records that the miniature of bit evicted h.
+func (m *miniSim) release(h uint64, bit uint16) {
+	k := m.keys[h]
+	k.in &^= bit
+	if k.in == 0 {
+		delete(m.keys, h)
+		m.free = append(m.free, k)
 	}
 }

@@ -231,6 +231,91 @@ func TestMiniSimChoosesShare(t *testing.T) {
 	}
 }
 
+// Sharing one sketch and one key table among the miniatures changes
+// nothing: each miniature hits exactly when a TinyLFU of its own (own
+// sketch, own ageing while it fills), fed the same sampled requests, hits,
+// and holds the same keys.
+func TestMiniSimSharingIsExact(t *testing.T) {
+	for _, max := range []uint64{300, 1000, 5000} {
+		const seed = 5
+		m := newMiniSim(max, seed)
+		type ref struct {
+			p           *TinyLFU
+			nodes       map[uint64]*node.Node
+			hits, score float64
+		}
+		refs := make([]ref, len(miniWindows))
+		for i, share := range miniWindows {
+			p := newTinyLFU(m.minis[0].p.max, false, seed, nil)
+			p.fill = newFillAger(m.mask + 1)
+			p.setWindowShare(share)
+			refs[i] = ref{p: p, nodes: make(map[uint64]*node.Node)}
+		}
+		seen := 0
+		rng := rand.New(rand.NewPCG(max, 9))
+		zipf := rand.NewZipf(rng, 1.05, 1, 20*max)
+		for j := range 300 * int(max) {
+			var h uint64
+			if j/int(max)%50 == 49 {
+				h = mix(1<<40 + uint64(j)) // a scan: keys never seen again
+			} else {
+				h = mix(zipf.Uint64())
+			}
+			x := h * 0xd6e8feb86659fd93
+			sampled := (x^x>>32)&m.mask == 0
+			m.record(h)
+			if !sampled {
+				continue
+			}
+			for i := range refs {
+				r := &refs[i]
+				if n, ok := r.nodes[h]; ok {
+					r.hits++
+					r.p.Access(n)
+					continue
+				}
+				n := &node.Node{Hash: h, Weight: 1}
+				r.nodes[h] = n
+				r.p.Add(n)
+				for v := r.p.Evict(); v != nil; v = r.p.Evict() {
+					delete(r.nodes, v.Hash)
+				}
+			}
+			if seen++; seen == m.epoch {
+				seen = 0
+				for i := range refs {
+					refs[i].score = refs[i].score*miniDecay + refs[i].hits
+					refs[i].hits = 0
+				}
+			}
+		}
+		for i := range refs {
+			r, mi := &refs[i], &m.minis[i]
+			if r.hits != mi.hits || r.score != mi.score {
+				t.Errorf("max %d, share %v: hits %v, score %v; alone: hits %v, score %v",
+					max, miniWindows[i], mi.hits, mi.score, r.hits, r.score)
+			}
+			held := 0
+			for h, k := range m.keys {
+				if k.in&(1<<i) != 0 {
+					held++
+					if r.nodes[h] == nil {
+						t.Errorf("max %d, share %v: holds %x, alone it does not", max, miniWindows[i], h)
+					}
+				}
+			}
+			if held != len(r.nodes) {
+				t.Errorf("max %d, share %v: holds %d keys, alone %d", max, miniWindows[i], held, len(r.nodes))
+			}
+		}
+		for h, k := range m.keys {
+			if k.in == 0 {
+				t.Errorf("max %d: key %x held by no miniature is still in the table", max, h)
+			}
+		}
+	}
+}
+
 func TestRegistry(t *testing.T) {
 	if _, err := New("no-such-policy", 10, false, 1); err == nil {
 		t.Fatal("unknown policy accepted")

@@ -46,14 +46,16 @@ type TinyLFU struct {
 	protectedMax uint64
 	weight       uint64
 
-	sketch sketch
+	sketch *sketch
 	rng    uint64
 
 	sim *miniSim // nil for weighted caches and for the miniatures themselves
+	// passive: the sketch is shared and kept by the owner (a miniSim
+	// feeding its miniatures the same requests): Add and Access neither
+	// count nor age it.
+	passive bool
 
-	// ageing while the cache fills (caches bounded by count)
-	fillScale uint64 // entries of the full-size cache each entry stands for
-	nextHalve uint64 // population (times fillScale) at which to halve the sketch next
+	fill fillAger // ageing while the cache fills (caches bounded by count)
 
 	// hill climber (weighted caches)
 	weighted     bool
@@ -83,19 +85,30 @@ func newTinyLFU(max uint64, weighted bool, seed uint64, sim *miniSim) *TinyLFU {
 	if max == 0 {
 		max = 1
 	}
+	sk := new(sketch)
+	sk.init(sketchCapacity(max, weighted))
+	return newTinyLFUWith(max, weighted, seed, sim, sk)
+}
+
+// sketchCapacity returns the number of keys a TinyLFU sizes its sketch for
+// at first.
+func sketchCapacity(max uint64, weighted bool) int {
+	if weighted {
+		return 1024 // it doubles as the population grows
+	}
+	return int(min(max, 1<<24))
+}
+
+// newTinyLFUWith is newTinyLFU with the sketch sk, initialised by the caller.
+func newTinyLFUWith(max uint64, weighted bool, seed uint64, sim *miniSim, sk *sketch) *TinyLFU {
 	p := &TinyLFU{max: max, weighted: weighted, rng: seed | 1, sim: sim, climbs: weighted,
-		fillScale: 1, nextHalve: fillHalveFirst}
+		sketch: sk, fill: newFillAger(1)}
 	share := initialWindow
 	if sim != nil {
 		share = sim.share()
 	}
 	p.setWindowShare(share)
 	p.step = climbStep * float64(max) // the first move grows the window
-	capacity := int(min(max, 1<<24))
-	if weighted {
-		capacity = 1024
-	}
-	p.sketch.init(capacity)
 	return p
 }
 
@@ -152,9 +165,11 @@ func (p *TinyLFU) Add(n *node.Node) {
 	if p.weighted && p.Len() >= p.sketch.capacity() {
 		p.sketch.init(2 * p.sketch.capacity())
 	}
-	p.sketch.increment(n.Hash)
-	if !p.weighted && p.weight < p.max {
-		p.ageWhileFilling(uint64(p.Len()) + 1)
+	if !p.passive {
+		p.sketch.increment(n.Hash)
+		if !p.weighted && p.weight < p.max {
+			p.fill.age(p.sketch, uint64(p.Len())+1)
+		}
 	}
 	n.Queue = qWindow
 	p.window.PushBack(n)
@@ -164,9 +179,17 @@ func (p *TinyLFU) Add(n *node.Node) {
 	p.adapt(n.Hash)
 }
 
-// ageWhileFilling halves the sketch's counts, rounding up, each time the
-// population (the entries held, counting the one being added) doubles
-// while the cache fills.
+// fillAger ages a sketch while its cache fills: see age.
+type fillAger struct {
+	scale uint64 // entries of the full-size cache each entry stands for
+	next  uint64 // population (times scale) at which to halve the sketch next
+}
+
+func newFillAger(scale uint64) fillAger { return fillAger{scale: scale, next: fillHalveFirst} }
+
+// age halves the sketch's counts, rounding up, each time the population
+// (the entries held, counting the one being added) doubles while the
+// cache fills.
 //
 // The sketch ages by halving every sampleMultiplier × capacity increments,
 // a period sized for a full cache. While the cache fills, every entry is
@@ -183,20 +206,22 @@ func (p *TinyLFU) Add(n *node.Node) {
 // requested again on the next pass, and a count of one still ties with a
 // new candidate's, which keeps them; plain halving (rounding down) lost
 // 10 points on lirs-gli at 1,000 entries.
-func (p *TinyLFU) ageWhileFilling(population uint64) {
-	population *= p.fillScale
-	if population < p.nextHalve {
+func (f *fillAger) age(s *sketch, population uint64) {
+	population *= f.scale
+	if population < f.next {
 		return
 	}
-	p.sketch.halveUp()
-	for p.nextHalve <= population {
-		p.nextHalve *= 2
+	s.halveUp()
+	for f.next <= population {
+		f.next *= 2
 	}
 }
 
 // Access implements Policy.
 func (p *TinyLFU) Access(n *node.Node) {
-	p.sketch.increment(n.Hash)
+	if !p.passive {
+		p.sketch.increment(n.Hash)
+	}
 	p.touch(n)
 	p.sampleHits++
 	p.climb()
@@ -242,7 +267,9 @@ func (p *TinyLFU) Replace(old, n *node.Node) {
 	p.list(old.Queue).Replace(old, n)
 	old.Queue = 0
 	p.weight = p.weight - uint64(old.Weight) + uint64(n.Weight)
-	p.sketch.increment(n.Hash)
+	if !p.passive {
+		p.sketch.increment(n.Hash)
+	}
 	p.touch(n)
 }
 
