@@ -42,6 +42,7 @@ type config struct {
 	Pin         bool          `json:"pinned"`
 	MaxBytes    string        `json:"max_bytes"`
 	GOGC        string        `json:"gogc,omitempty"`
+	Floor       bool          `json:"floor"`
 }
 
 // phase is one run of the load generator and what was measured around it.
@@ -112,7 +113,12 @@ func main() {
 	flag.StringVar(&jsonPath, "json", "", "write every raw figure here as JSON")
 	flag.StringVar(&note, "note", "", "a note for the report's header")
 	flag.StringVar(&from, "from-json", "", "render -md from an earlier -json file instead of running")
+	flag.BoolVar(&c.Floor, "floor", true, "first run the articles' rate and the sweep against a server that does nothing (the machine's floor)")
+	floorAddr := flag.String("floor-serve", "", "internal: serve as the floor server on this address")
 	flag.Parse()
+	if *floorAddr != "" {
+		floorMain(*floorAddr, c.ValueSize)
+	}
 	var res *result
 	var err error
 	if from != "" {
@@ -211,6 +217,11 @@ func run(c config, note string) (*result, error) {
 		CPU: cpuModel(), Cores: runtime.NumCPU(), Kernel: kernel(), Commit: commit(), Note: note, Config: c,
 		Command: "cd cmd/cachekit && go run ./internal/svcbench " + strings.Join(os.Args[1:], " "),
 	}
+	if c.Floor {
+		if err := runFloor(c, res, bin, dir); err != nil {
+			return nil, err
+		}
+	}
 	server := command(c, 0, bin, "serve", "--addr", addr, "--max-bytes", c.MaxBytes, "--default-ttl", "10m", "--log-level", "warn")
 	var serverLog bytes.Buffer
 	server.Stderr = &serverLog
@@ -248,7 +259,7 @@ func run(c config, note string) (*result, error) {
 		// s.args come last: a flag given twice takes its last value.
 		args := append(append([]string{}, common...), s.args...)
 		fmt.Fprintf(os.Stderr, "svcbench: %s (%s)\n", s.name, time.Now().UTC().Format("15:04:05"))
-		p, err := runPhase(c, bin, url, pid, s.name, args, dir)
+		p, err := runPhase(c, bin, url+"/v1/stats", pid, s.name, args, dir)
 		if err != nil {
 			return nil, err
 		}
@@ -258,7 +269,60 @@ func run(c config, note string) (*result, error) {
 	return res, nil
 }
 
-func runPhase(c config, bin, url string, pid int, name string, args []string, dir string) (*phase, error) {
+// runFloor runs the floor phases: the articles' rate and the sweep's rates,
+// each for the sweep's duration, against floorServe in a process of its
+// own (this command, run again with -floor-serve).
+func runFloor(c config, res *result, bin, dir string) error {
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	floor := command(c, 0, os.Args[0], "-floor-serve", addr, "-value-size", strconv.Itoa(c.ValueSize))
+	floor.Stderr = os.Stderr
+	if err := floor.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		floor.Process.Kill()
+		floor.Wait()
+	}()
+	if err := waitListening(addr, 10*time.Second); err != nil {
+		return err
+	}
+	common := []string{"--url", "http://" + addr, "--value-size", strconv.Itoa(c.ValueSize), "--cardinality", strconv.Itoa(c.Entries),
+		"--concurrency", strconv.Itoa(c.Concurrency)}
+	for _, r := range append([]int{10000}, c.Rates...) {
+		name := fmt.Sprintf("floor-%d", r)
+		args := append(append([]string{}, common...), "--rate", strconv.Itoa(r), "--write-ratio", "0.5",
+			"--ttl", "10m", "--duration", c.SweepFor.String(), "--warmup", warmup(c.SweepFor, 5*time.Second), "--seed", "5")
+		fmt.Fprintf(os.Stderr, "svcbench: %s (%s)\n", name, time.Now().UTC().Format("15:04:05"))
+		p, err := runPhase(c, bin, "", floor.Process.Pid, name, args, dir)
+		if err != nil {
+			return err
+		}
+		res.Phases = append(res.Phases, p)
+	}
+	return nil
+}
+
+func waitListening(addr string, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the floor server is not listening on %s: %w", addr, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// runPhase runs one load phase against the server of process pid; statsURL,
+// if not empty, is read after it (the service's /v1/stats).
+func runPhase(c config, bin, statsURL string, pid int, name string, args []string, dir string) (*phase, error) {
 	out := filepath.Join(dir, name+".json")
 	p := &phase{Name: name, Args: args, LoadBefore: loadavg()}
 	cpu0, err := procCPU(pid)
@@ -281,8 +345,11 @@ func runPhase(c config, bin, url string, pid int, name string, args []string, di
 	if p.Report, err = os.ReadFile(out); err != nil {
 		return nil, err
 	}
-	if p.Stats, err = get(url + "/v1/stats"); err != nil {
-		return nil, err
+	p.Stats = json.RawMessage("{}")
+	if statsURL != "" {
+		if p.Stats, err = get(statsURL); err != nil {
+			return nil, err
+		}
 	}
 	p.ServerRSS, p.ServerHWM = procRSS(pid)
 	if err := p.decode(); err != nil {

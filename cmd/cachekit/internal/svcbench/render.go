@@ -61,11 +61,14 @@ func render(res *result) string {
 	w("- Load averages (1, 5, 15 minutes) before and after each phase are in the tables' last column; they count this benchmark's own server and generator, which alone keep both cores busy at the higher rates.\n")
 	w("\n")
 	byName := map[string]*phase{}
-	var sweep []*phase
+	var sweep, floor []*phase
 	for _, p := range res.Phases {
 		byName[p.Name] = p
-		if strings.HasPrefix(p.Name, "sweep-") {
+		switch {
+		case strings.HasPrefix(p.Name, "sweep-"):
 			sweep = append(sweep, p)
+		case strings.HasPrefix(p.Name, "floor-"):
+			floor = append(floor, p)
 		}
 	}
 	if p := byName["preload"]; p != nil {
@@ -92,6 +95,15 @@ func render(res *result) string {
 	if len(sweep) > 0 {
 		w("### Higher rates\n\n")
 		table(&b, sweep)
+	}
+	if len(floor) > 0 {
+		w("### The machine's floor: the same load against a server that does nothing\n\n")
+		w("Run first, before the preload: the same generator, connections, rates and request mix, each for\n")
+		w("the sweep's duration, against a server that only reads each request's head, skips its body\n")
+		w("and writes a fixed response (`floorServe` in svcbench, in a process of its own; *server CPU*\n")
+		w("is that process's). What these runs cost is the generator, the kernel's loopback TCP and\n")
+		w("the scheduler of this machine alone: no server could do better here with the generator beside it.\n\n")
+		table(&b, floor)
 	}
 
 	w("## Against the targets\n\n")
@@ -123,8 +135,24 @@ func render(res *result) string {
 	}
 	w("- CPU per request, server and generator together: %s (it falls as the rate rises: more requests share each wake-up). At the lowest of these costs, %d cores can serve about %s requests/s with nothing else running.\n",
 		strings.Join(cpu, ", "), res.Cores, ceiling(res, cheapest))
+	if len(floor) > 0 {
+		fbest := 0.0
+		for _, p := range floor {
+			if p.report.Latency.P999 < 10 && p.report.Errors == 0 && p.report.Throughput > fbest {
+				fbest = p.report.Throughput
+			}
+		}
+		w("- The floor (a server that does nothing, same load):")
+		if p := floor[0]; p.report.TargetRate == 10000 {
+			w(" p99.9 %.3f ms at 10 000 requests/s, against the 2 ms target;", p.report.Latency.P999)
+		}
+		w(" the highest rate run whose p99.9 stayed under 10 ms: %s requests/s, against the 50 000 target.\n", thousands(int64(fbest)))
+	}
 	errs, panics := int64(0), int64(0)
 	for _, p := range res.Phases {
+		if strings.HasPrefix(p.Name, "floor-") {
+			continue
+		}
 		errs += p.report.Errors
 		panics = p.stats.Panics
 	}

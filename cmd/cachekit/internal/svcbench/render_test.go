@@ -46,6 +46,30 @@ func TestRender(t *testing.T) {
 	}
 }
 
+// The floor phases get their own table and verdict line, and their
+// requests do not count among the service's.
+func TestRenderFloor(t *testing.T) {
+	floorErr := testPhase(t, "floor-30000", 30000, 20000, 900)
+	floorErr.report.Errors = 7
+	res := &result{Cores: 2, Config: config{Entries: 1000, Concurrency: 8, ValueSize: 100, MaxBytes: "1GiB", Floor: true}, Phases: []*phase{
+		testPhase(t, "floor-10000", 10000, 10000, 2.5),
+		testPhase(t, "floor-20000", 20000, 19990, 9),
+		floorErr,
+		testPhase(t, "articles", 10000, 10000, 3.5),
+	}}
+	md := render(res)
+	for _, want := range []string{
+		"### The machine's floor",
+		"| floor-20000 | 20000 | 19990 |",
+		"- The floor (a server that does nothing, same load): p99.9 2.500 ms at 10 000 requests/s, against the 2 ms target; the highest rate run whose p99.9 stayed under 10 ms: 19,990 requests/s",
+		"Failed requests over all phases: 0;",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
+
 func TestThousands(t *testing.T) {
 	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 10000000: "10,000,000", -1234: "-1,234"} {
 		if got := thousands(n); got != want {
