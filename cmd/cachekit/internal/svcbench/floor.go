@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime"
 	"strconv"
+	"time"
 )
 
 // The machine's floor. The service's targets are latencies measured with
@@ -106,4 +108,44 @@ func floorMain(addr string, valueSize int) {
 	}
 	fmt.Fprintf(os.Stderr, "svcbench floor: %v\n", err)
 	os.Exit(1)
+}
+
+// hiccups is what a thread that only reads the clock lost to the machine.
+type hiccups struct {
+	Seconds float64 `json:"seconds"`
+	LostMs  float64 `json:"lost_ms"` // the sum of the gaps over 100µs
+	Over    []int   `json:"gaps_over"`
+	MaxMs   float64 `json:"max_gap_ms"`
+}
+
+// hiccupThresholds are the gap lengths hiccups counts, in order.
+var hiccupThresholds = []time.Duration{100 * time.Microsecond, time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond}
+
+// measureHiccups reads the clock in a loop for d, on a thread of its own,
+// and returns the gaps between consecutive readings: time the thread did
+// not run (the host took the virtual CPU, or the kernel ran something
+// else). Every request in flight during a gap is late by it, whatever the
+// server.
+func measureHiccups(d time.Duration) hiccups {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h := hiccups{Seconds: d.Seconds(), Over: make([]int, len(hiccupThresholds))}
+	start := time.Now()
+	prev := start
+	for prev.Sub(start) < d {
+		now := time.Now()
+		gap := now.Sub(prev)
+		prev = now
+		if gap <= hiccupThresholds[0] {
+			continue
+		}
+		h.LostMs += float64(gap) / 1e6
+		h.MaxMs = max(h.MaxMs, float64(gap)/1e6)
+		for i, th := range hiccupThresholds {
+			if gap > th {
+				h.Over[i]++
+			}
+		}
+	}
+	return h
 }

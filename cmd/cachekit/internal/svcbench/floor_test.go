@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The floor server answers a GET with 200 and a body of the entries' size,
@@ -55,5 +56,22 @@ func TestFloorServe(t *testing.T) {
 	ln.Close()
 	if err := <-done; err == nil {
 		t.Error("floorServe returned nil after its listener closed")
+	}
+}
+
+// The hiccup meter accounts for no more time than it ran, and counts each
+// gap under every threshold it exceeds.
+func TestMeasureHiccups(t *testing.T) {
+	h := measureHiccups(50 * time.Millisecond)
+	if h.Seconds != 0.05 || len(h.Over) != len(hiccupThresholds) {
+		t.Fatalf("%+v", h)
+	}
+	if h.LostMs > 1000 || h.MaxMs > h.LostMs {
+		t.Errorf("lost %.3f ms, max gap %.3f ms in a 50 ms run", h.LostMs, h.MaxMs)
+	}
+	for i := 1; i < len(h.Over); i++ {
+		if h.Over[i] > h.Over[i-1] {
+			t.Errorf("more gaps over %v (%d) than over %v (%d)", hiccupThresholds[i], h.Over[i], hiccupThresholds[i-1], h.Over[i-1])
+		}
 	}
 }

@@ -93,6 +93,7 @@ type result struct {
 	Command string   `json:"command"`
 	Note    string   `json:"note,omitempty"`
 	Config  config   `json:"config"`
+	Hiccups *hiccups `json:"hiccups,omitempty"`
 	Phases  []*phase `json:"phases"`
 	Minutes float64  `json:"run_minutes"`
 }
@@ -218,6 +219,9 @@ func run(c config, note string) (*result, error) {
 		Command: "cd cmd/cachekit && go run ./internal/svcbench " + strings.Join(os.Args[1:], " "),
 	}
 	if c.Floor {
+		fmt.Fprintf(os.Stderr, "svcbench: hiccups (%s)\n", time.Now().UTC().Format("15:04:05"))
+		h := measureHiccups(20 * time.Second)
+		res.Hiccups = &h
 		if err := runFloor(c, res, bin, dir); err != nil {
 			return nil, err
 		}

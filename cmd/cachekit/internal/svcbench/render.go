@@ -105,6 +105,12 @@ func render(res *result) string {
 		w("the scheduler of this machine alone: no server could do better here with the generator beside it.\n\n")
 		table(&b, floor)
 	}
+	if h := res.Hiccups; h != nil && len(h.Over) == 5 {
+		w("Before these runs, on the idle machine, a thread that only reads the clock (a hiccup meter) ran for %.0f s\n", h.Seconds)
+		w("and lost %.0f ms in gaps between two readings: %d gaps over 100 µs, %d over 1 ms, %d over 2 ms,\n", h.LostMs, h.Over[0], h.Over[1], h.Over[2])
+		w("%d over 5 ms, %d over 10 ms; the longest %.1f ms. A request in flight during a gap is late by it,\n", h.Over[3], h.Over[4], h.MaxMs)
+		w("whatever the server does.\n\n")
+	}
 
 	w("## Against the targets\n\n")
 	if p := byName["articles"]; p != nil {
@@ -146,7 +152,11 @@ func render(res *result) string {
 		if p := floor[0]; p.report.TargetRate == 10000 {
 			w(" p99.9 %.3f ms at 10 000 requests/s, against the 2 ms target;", p.report.Latency.P999)
 		}
-		w(" the highest rate run whose p99.9 stayed under 10 ms: %s requests/s, against the 50 000 target.\n", thousands(int64(fbest)))
+		w(" the highest rate run whose p99.9 stayed under 10 ms: %s requests/s, against the 50 000 target.", thousands(int64(fbest)))
+		if h := res.Hiccups; h != nil && len(h.Over) == 5 && h.Seconds > 0 {
+			w(" The idle machine stalls a thread for over 2 ms %.1f times a second (hiccup meter above).", float64(h.Over[2])/h.Seconds)
+		}
+		w("\n")
 	}
 	errs, panics := int64(0), int64(0)
 	for _, p := range res.Phases {

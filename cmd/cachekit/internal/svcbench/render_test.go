@@ -56,10 +56,13 @@ func TestRenderFloor(t *testing.T) {
 		testPhase(t, "floor-20000", 20000, 19990, 9),
 		floorErr,
 		testPhase(t, "articles", 10000, 10000, 3.5),
-	}}
+	}, Hiccups: &hiccups{Seconds: 20, LostMs: 560.4, Over: []int{1608, 99, 53, 6, 2}, MaxMs: 10.78}}
 	md := render(res)
 	for _, want := range []string{
 		"### The machine's floor",
+		"lost 560 ms in gaps between two readings: 1608 gaps over 100 µs, 99 over 1 ms, 53 over 2 ms,",
+		"6 over 5 ms, 2 over 10 ms; the longest 10.8 ms.",
+		"stalls a thread for over 2 ms 2.6 times a second",
 		"| floor-20000 | 20000 | 19990 |",
 		"- The floor (a server that does nothing, same load): p99.9 2.500 ms at 10 000 requests/s, against the 2 ms target; the highest rate run whose p99.9 stayed under 10 ms: 19,990 requests/s",
 		"Failed requests over all phases: 0;",
