@@ -52,6 +52,9 @@ type miniKey struct {
 	in    uint16
 }
 
+// in has a bit per miniature: this fails to compile with more than 16.
+var _ [16 - len(miniWindows)]struct{}
+
 type miniSim struct {
 	minis  [len(miniWindows)]miniature
 	sketch sketch
