@@ -29,18 +29,14 @@ func TestRender(t *testing.T) {
 		testPhase(t, "sweep-30000", 30000, 25000, 40),
 	}}
 	md := render(res)
-	for _, want := range []string{
+	mustContain(t, md,
 		"p99.9 3.500 ms (10 ms) **met**",
 		"Our target, p99.9 under 2 ms at 10 000 requests/s: 3.500 ms, **not met**",
 		"under 10 ms (with no error): 19,990 requests/s; target 50 000, **not met**",
 		"80 µs (articles)",
 		"can serve about 25,000 requests/s",
 		"| sweep-30000 | 30000 | 25000 | 250000 |",
-	} {
-		if !strings.Contains(md, want) {
-			t.Errorf("report lacks %q:\n%s", want, md)
-		}
-	}
+	)
 	if !strings.Contains(md, "| 0.10, 0.20, 0.30 → 1.00, 0.50, 0.40 |") {
 		t.Error("the load averages are not reported")
 	}
@@ -58,7 +54,7 @@ func TestRenderFloor(t *testing.T) {
 		testPhase(t, "articles", 10000, 10000, 3.5),
 	}, Hiccups: &hiccups{Seconds: 20, LostMs: 560.4, Over: []int{1608, 99, 53, 6, 2}, MaxMs: 10.78}}
 	md := render(res)
-	for _, want := range []string{
+	mustContain(t, md,
 		"### The machine's floor",
 		"lost 560 ms in gaps between two readings: 1608 gaps over 100 µs, 99 over 1 ms, 53 over 2 ms,",
 		"6 over 5 ms, 2 over 10 ms; the longest 10.8 ms.",
@@ -66,7 +62,13 @@ func TestRenderFloor(t *testing.T) {
 		"| floor-20000 | 20000 | 19990 |",
 		"- The floor (a server that does nothing, same load): p99.9 2.500 ms at 10 000 requests/s, against the 2 ms target; the highest rate run whose p99.9 stayed under 10 ms: 19,990 requests/s",
 		"Failed requests over all phases: 0;",
-	} {
+	)
+}
+
+// mustContain reports each of wants that md lacks.
+func mustContain(t *testing.T, md string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
