@@ -290,8 +290,9 @@ func runFloor(c config, res *result, bin, dir string) error {
 		floor.Process.Kill()
 		floor.Wait()
 	}()
-	if err := waitListening(addr, 10*time.Second); err != nil {
-		return err
+	// The floor server answers any GET with 200, /healthz included.
+	if err := waitHealthy("http://"+addr, 10*time.Second); err != nil {
+		return fmt.Errorf("floor server: %w", err)
 	}
 	common := []string{"--url", "http://" + addr, "--value-size", strconv.Itoa(c.ValueSize), "--cardinality", strconv.Itoa(c.Entries),
 		"--concurrency", strconv.Itoa(c.Concurrency)}
@@ -307,21 +308,6 @@ func runFloor(c config, res *result, bin, dir string) error {
 		res.Phases = append(res.Phases, p)
 	}
 	return nil
-}
-
-func waitListening(addr string, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the floor server is not listening on %s: %w", addr, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // runPhase runs one load phase against the server of process pid; statsURL,
