@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -126,7 +127,7 @@ func render(res *result) string {
 		}
 	}
 	w("- The highest rate run whose p99.9 stayed under 10 ms (with no error): %s requests/s; target 50 000, %s.\n",
-		thousands(int64(best)), verdict(best >= 50000*0.99))
+		thousands(int64(math.Round(best))), verdict(best >= 50000*0.99))
 	var cpu []string
 	for _, p := range append([]*phase{byName["articles"]}, sweep...) {
 		if p != nil {
@@ -152,7 +153,7 @@ func render(res *result) string {
 		if p := floor[0]; p.report.TargetRate == 10000 {
 			w(" p99.9 %.3f ms at 10 000 requests/s, against the 2 ms target;", p.report.Latency.P999)
 		}
-		w(" the highest rate run whose p99.9 stayed under 10 ms: %s requests/s, against the 50 000 target.", thousands(int64(fbest)))
+		w(" the highest rate run whose p99.9 stayed under 10 ms: %s requests/s, against the 50 000 target.", thousands(int64(math.Round(fbest))))
 		if h := res.Hiccups; h != nil && len(h.Over) == 5 && h.Seconds > 0 {
 			w(" The idle machine stalls a thread for over 2 ms %.1f times a second (hiccup meter above).", float64(h.Over[2])/h.Seconds)
 		}
