@@ -46,6 +46,7 @@ var (
 	poolSize   = flag.Int("pool", 0, "go-redis connection pool size (0: its default, 10 per GOMAXPROCS)")
 	only1      = flag.Bool("skip-single", false, "skip the single-goroutine passes")
 	cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the read passes to this file")
+	mutexProf  = flag.String("mutexprofile", "", "write a profile of the lock waiting during the read passes to this file")
 	coldL1     = flag.Int("cold-l1", 1000, "L1 entries of the cold tier (its reads walk through all -keys in turn, so they miss it)")
 	mdPath     = flag.String("md", "", "write the whole Markdown document (docs/benchmarks/tiered.md) to this file instead of printing the tables")
 )
@@ -198,10 +199,19 @@ func run() error {
 			return err
 		}
 	}
+	if *mutexProf != "" {
+		runtime.SetMutexProfileFraction(1)
+	}
 	for _, g := range levels {
 		results = append(results, measureAll(scenarios, g))
 	}
 	pprof.StopCPUProfile()
+	if *mutexProf != "" {
+		runtime.SetMutexProfileFraction(0)
+		if err := writeProfile("mutex", *mutexProf); err != nil {
+			return err
+		}
+	}
 	warmAfter, coldAfter := warm.Stats(), cold.Stats()
 	for i, g := range levels {
 		rows := results[i]
@@ -606,4 +616,17 @@ func header(bin string) {
 		time.Now().UTC().Format("2006-01-02 15:04 MST"), runtime.Version(), runtime.GOMAXPROCS(0), cpu, runtime.NumCPU(),
 		strings.TrimSpace(string(ver))+"\n", strings.TrimSpace(string(load)))
 	fmt.Fprintf(out, "- command: `go run ./internal/cmd/tierbench %s`\n\n", strings.Join(os.Args[1:], " "))
+}
+
+// writeProfile writes the named runtime/pprof profile to path.
+func writeProfile(name, path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup(name).WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
