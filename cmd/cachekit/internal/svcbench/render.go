@@ -120,12 +120,7 @@ func render(res *result) string {
 			l.Mean, verdict(l.Mean < 5), l.P999, verdict(l.P999 < 10), l.P99999, verdict(l.P99999 < 400))
 		w("- Our target, p99.9 under 2 ms at 10 000 requests/s: %.3f ms, %s.\n", l.P999, verdict(l.P999 < 2))
 	}
-	best := 0.0
-	for _, p := range append([]*phase{byName["articles"]}, sweep...) {
-		if p != nil && p.report.Latency.P999 < 10 && p.report.Errors == 0 && p.report.Throughput > best {
-			best = p.report.Throughput
-		}
-	}
+	best := bestUnder10ms(append([]*phase{byName["articles"]}, sweep...))
 	w("- The highest rate run whose p99.9 stayed under 10 ms (with no error): %s requests/s; target 50 000, %s.\n",
 		thousands(int64(math.Round(best))), verdict(best >= 50000*0.99))
 	var cpu []string
@@ -143,12 +138,7 @@ func render(res *result) string {
 	w("- CPU per request, server and generator together: %s (it falls as the rate rises: more requests share each wake-up). At the lowest of these costs, %d cores can serve about %s requests/s with nothing else running.\n",
 		strings.Join(cpu, ", "), res.Cores, ceiling(res, cheapest))
 	if len(floor) > 0 {
-		fbest := 0.0
-		for _, p := range floor {
-			if p.report.Latency.P999 < 10 && p.report.Errors == 0 && p.report.Throughput > fbest {
-				fbest = p.report.Throughput
-			}
-		}
+		fbest := bestUnder10ms(floor)
 		w("- The floor (a server that does nothing, same load):")
 		if p := floor[0]; p.report.TargetRate == 10000 {
 			w(" p99.9 %.3f ms at 10 000 requests/s, against the 2 ms target;", p.report.Latency.P999)
@@ -231,4 +221,16 @@ func bytesIEC(n int64) string {
 		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
 	}
 	return fmt.Sprintf("%d B", n)
+}
+
+// bestUnder10ms returns the highest throughput among the phases (nil ones
+// skipped) whose p99.9 stayed under 10 ms with no error, or 0.
+func bestUnder10ms(phases []*phase) float64 {
+	best := 0.0
+	for _, p := range phases {
+		if p != nil && p.report.Latency.P999 < 10 && p.report.Errors == 0 && p.report.Throughput > best {
+			best = p.report.Throughput
+		}
+	}
+	return best
 }
