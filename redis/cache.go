@@ -48,6 +48,7 @@ type Cache[V any] struct {
 	queue chan write
 
 	exactTTL bool
+	reads    *reads // coalesces the reads of Redis
 	// fromString, with StringCodec (so V is string), returns a string
 	// payload as the value it is.
 	fromString func(string) V
@@ -98,6 +99,7 @@ func New[V any](opts Options[V]) (*Cache[V], error) {
 		clock:            opts.Clock,
 		log:              opts.Logger.With("cache", opts.Prefix),
 	})
+	c.reads = newReads(&c.core, opts.ExactTTL, opts.ReadsInFlight)
 	local := opts.Local
 	local.Loader = loading.LoaderFunc[string, V](c.load)
 	local.Probe = prober[V]{c}
@@ -222,22 +224,10 @@ func (c *Cache[V]) read(ctx context.Context, rkey string) (entry, time.Duration,
 	}
 	cctx, cancel := c.callContext(ctx, start)
 	defer cancel()
-	var get *goredis.StringCmd
-	var pttl *goredis.DurationCmd
-	if c.exactTTL {
-		pipe := c.client.Pipeline()
-		get = pipe.Get(cctx, rkey)
-		pttl = pipe.PTTL(cctx, rkey)
-		_, _ = pipe.Exec(cctx)
-	} else {
-		get = c.client.Get(cctx, rkey)
-	}
+	res := c.reads.get(ctx, cctx, rkey, start)
 	end := time.Now()
 	c.st.observeRead(end.Sub(start))
-	err := get.Err()
-	if err == nil && pttl != nil {
-		err = pttl.Err()
-	}
+	err := res.err
 	c.report(ctx, err)
 	switch {
 	case errors.Is(err, goredis.Nil):
@@ -252,12 +242,12 @@ func (c *Cache[V]) read(ctx context.Context, rkey string) (entry, time.Duration,
 		c.logs.log(c.log, "read", "redis: read failed", "key", rkey, "err", err)
 		return entry{}, 0, l2Unavailable, start
 	}
-	e := parseEntry(get.Val())
+	e := parseEntry(res.val)
 	ttl := time.Duration(-1)
 	switch {
-	case pttl != nil && pttl.Val() == -1: // no expiry
-	case pttl != nil:
-		ttl = max(pttl.Val(), 0) // -2: gone since the GET
+	case c.exactTTL && res.pttl == -1: // no expiry
+	case c.exactTTL:
+		ttl = max(res.pttl, 0) // -2: gone since the GET
 	case e.exp > 0:
 		ttl = max(time.UnixMilli(e.exp).Sub(end), 0)
 	}
@@ -474,6 +464,7 @@ func (c *Cache[V]) Close() {
 	c.closeOnce.Do(func() {
 		c.l1.Close()
 		c.stop()
+		c.reads.wait()
 		for {
 			select {
 			case <-c.queue:

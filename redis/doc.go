@@ -19,6 +19,14 @@
 // TTL no longer than the entry's remaining TTL in Redis; a miss calls the
 // Loader (on a goroutine of L1, as any load) and fills both tiers, Redis
 // asynchronously.
+//
+// Reads of Redis that miss L1 at the same time share round trips: at most
+// Options.ReadsInFlight of them are in flight at once, and a read that
+// finds none free waits for the next one to come back and goes with every
+// other read that waited, in one pipeline. Under load that saves each read
+// its own system calls and connection turn (docs/benchmarks/tiered.md); a
+// read that finds a round trip free goes at once, so a lightly loaded
+// Cache sends one GET per read, without waiting.
 // A value in Redis that this cache cannot decode (written by another
 // version of the program, or by someone else) is a miss, counted in
 // Stats.L2Incompatible, never a panic.
@@ -67,6 +75,8 @@
 //
 // Every method of Cache is safe for concurrent use. A Cache runs one
 // goroutine for its subscription and Options.Writers for queued writes,
-// besides the loads of its L1; Close stops them all and waits for them. The
+// besides the loads of its L1 and, while reads are queued, up to
+// Options.ReadsInFlight goroutines that send them (each ends when the
+// queue is empty); Close stops them all and waits for them. The
 // Redis client belongs to the caller: Close does not close it.
 package redis

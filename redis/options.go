@@ -3,6 +3,7 @@ package redis
 import (
 	"errors"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/cachekit/cachekit"
@@ -22,6 +23,7 @@ const (
 	DefaultBreakerOpenFor   = time.Second
 	DefaultWriteQueue       = 1024
 	DefaultWriters          = 2
+	DefaultReadsInFlight    = 2 // per GOMAXPROCS
 	DefaultHealthCheck      = 5 * time.Second
 	DefaultResubscribeDelay = 100 * time.Millisecond
 )
@@ -76,6 +78,18 @@ type Options[V any] struct {
 	// back; ExactTTL costs a second command per L1 miss (about 1.7 times
 	// the CPU per read in this repository's benchmark). Default false.
 	ExactTTL bool
+
+	// ReadsInFlight bounds the Redis round trips of reads (L1 misses) in
+	// flight at once. A read that finds them all busy waits for the next
+	// one to come back, and goes with the other reads that waited, in one
+	// pipeline: under load, reads share system calls and connection turns
+	// instead of queueing for them one by one (see docs/benchmarks/tiered.md).
+	// A read that finds a round trip free goes at once, alone; so does one
+	// whose context ends before Timeout would. A pipeline carries no
+	// context values of its callers (to the client's hooks, say). Default
+	// 0: DefaultReadsInFlight per GOMAXPROCS; negative: every read is its
+	// own round trip.
+	ReadsInFlight int
 
 	// Timeout bounds every Redis call (each read, write, publish), well
 	// inside a request's budget. A call whose context can never be
@@ -241,6 +255,9 @@ func (o *Options[V]) resolve() error {
 	}
 	if o.Writers == 0 {
 		o.Writers = DefaultWriters
+	}
+	if o.ReadsInFlight == 0 {
+		o.ReadsInFlight = DefaultReadsInFlight * runtime.GOMAXPROCS(0)
 	}
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix

@@ -53,8 +53,11 @@ type Stats struct {
 	// failed (timeout, network, unavailable server); L2Skipped are Redis
 	// calls not made because the circuit breaker was open.
 	L2Hits, L2Misses, L2Incompatible, L2Errors, L2Skipped uint64
-	// L2Reads counts read round trips; L2ReadTime is their total
-	// duration (L2ReadTime / L2Reads is the mean), L2ReadMax the longest.
+	// L2Reads counts reads of Redis (each key of a coalesced pipeline
+	// counts once; see Options.ReadsInFlight); L2ReadTime is their total
+	// duration, from the start of each read to its answer, waiting for a
+	// pipeline included (L2ReadTime / L2Reads is the mean), L2ReadMax the
+	// longest.
 	L2Reads               uint64
 	L2ReadTime, L2ReadMax time.Duration
 

@@ -33,22 +33,24 @@ import (
 )
 
 var (
-	duration   = flag.Duration("duration", time.Second, "length of each throughput and latency pass")
-	readRounds = flag.Int("read-rounds", 7, "rounds of the read passes (medians are reported)")
-	goroutines = flag.Int("goroutines", 100, "concurrent readers (the passes run with this many, then with 1)")
-	keys       = flag.Int("keys", 10_000, "distinct keys (Zipf-distributed reads)")
-	zipfS      = flag.Float64("zipf", 1.1, "Zipf exponent s (> 1)")
-	valueSize  = flag.Int("value", 100, "value size in bytes")
-	stampedeN  = flag.Int("stampede", 1000, "goroutines in the stampede")
-	loadDelay  = flag.Duration("load-delay", 10*time.Millisecond, "the simulated database's latency in the stampede")
-	rounds     = flag.Int("rounds", 5, "stampede rounds")
-	seed       = flag.Uint64("seed", 1, "random seed")
-	poolSize   = flag.Int("pool", 0, "go-redis connection pool size (0: its default, 10 per GOMAXPROCS)")
-	only1      = flag.Bool("skip-single", false, "skip the single-goroutine passes")
-	cpuProfile = flag.String("cpuprofile", "", "write a CPU profile of the read passes to this file")
-	mutexProf  = flag.String("mutexprofile", "", "write a profile of the lock waiting during the read passes to this file")
-	coldL1     = flag.Int("cold-l1", 1000, "L1 entries of the cold tier (its reads walk through all -keys in turn, so they miss it)")
-	mdPath     = flag.String("md", "", "write the whole Markdown document (docs/benchmarks/tiered.md) to this file instead of printing the tables")
+	duration      = flag.Duration("duration", time.Second, "length of each throughput and latency pass")
+	readRounds    = flag.Int("read-rounds", 7, "rounds of the read passes (medians are reported)")
+	goroutines    = flag.Int("goroutines", 100, "concurrent readers (the passes run with this many, then with 1)")
+	keys          = flag.Int("keys", 10_000, "distinct keys (Zipf-distributed reads)")
+	zipfS         = flag.Float64("zipf", 1.1, "Zipf exponent s (> 1)")
+	valueSize     = flag.Int("value", 100, "value size in bytes")
+	stampedeN     = flag.Int("stampede", 1000, "goroutines in the stampede")
+	loadDelay     = flag.Duration("load-delay", 10*time.Millisecond, "the simulated database's latency in the stampede")
+	rounds        = flag.Int("rounds", 5, "stampede rounds")
+	seed          = flag.Uint64("seed", 1, "random seed")
+	poolSize      = flag.Int("pool", 0, "go-redis connection pool size (0: its default, 10 per GOMAXPROCS)")
+	only1         = flag.Bool("skip-single", false, "skip the single-goroutine passes")
+	cpuProfile    = flag.String("cpuprofile", "", "write a CPU profile of the read passes to this file")
+	mutexProf     = flag.String("mutexprofile", "", "write a profile of the lock waiting during the read passes to this file")
+	readsInFlight = flag.Int("reads-in-flight", 0, "the tier's Options.ReadsInFlight (0: its default; negative: no coalescing of reads)")
+	invalidations = flag.Int("invalidations", 1000, "invalidations timed between two instances (half Deletes, half Sets)")
+	coldL1        = flag.Int("cold-l1", 1000, "L1 entries of the cold tier (its reads walk through all -keys in turn, so they miss it)")
+	mdPath        = flag.String("md", "", "write the whole Markdown document (docs/benchmarks/tiered.md) to this file instead of printing the tables")
 )
 
 // out receives the Markdown tables; verdicts collects the figures that the
@@ -65,6 +67,8 @@ type targets struct {
 	loadsPerRound map[int][]int64 // instances → database loads per stampede round
 	warmL2Reads   uint64
 	warmL1Hits    uint64
+	// invalidations that did not reach the other instance within 1s
+	invalidationMissed int
 }
 
 func main() {
@@ -157,11 +161,17 @@ func run() error {
 		return err
 	}
 	defer cold.Close()
+	// The same without coalescing: every cold read its own round trip.
+	alone, err := newTierReads(client, source, "tier:", *coldL1, -1)
+	if err != nil {
+		return err
+	}
+	defer alone.Close()
 	for _, k := range keyNames {
 		_, _ = local.Get(ctx, k)
 		_, _ = warm.Get(ctx, k)
 	}
-	var next atomic.Uint64
+	var next, nextAlone atomic.Uint64
 	scenarios := []scenario{
 		{"Redis only (GET)", func(z *rand.Zipf) bool {
 			_, err := client.Get(ctx, "raw:"+keyNames[z.Uint64()]).Bytes()
@@ -177,6 +187,10 @@ func run() error {
 		}},
 		{"Tiered, cold (L1 miss, Redis hit)", func(z *rand.Zipf) bool {
 			_, err := cold.Get(ctx, keyNames[next.Add(1)%uint64(len(keyNames))])
+			return err == nil
+		}},
+		{"Tiered, cold, reads not coalesced (ReadsInFlight -1)", func(z *rand.Zipf) bool {
+			_, err := alone.Get(ctx, keyNames[nextAlone.Add(1)%uint64(len(keyNames))])
 			return err == nil
 		}},
 	}
@@ -227,25 +241,114 @@ func run() error {
 		verdicts.coldP99[g] = pairedRatio(durs(rows[3].p99s), durs(rows[0].p99s)) - 1
 		fmt.Fprintf(out, "Tiered warm / local only throughput: %.1f%% (median of the per-round ratios; target >= 90%%).  \n",
 			100*pairedRatio(rows[2].ops, rows[1].ops))
-		fmt.Fprintf(out, "Tiered cold / Redis only: p50 %+.1f%%, p99 %+.1f%% (medians of the per-round ratios; target: within 10%%); throughput %.1f%%.\n\n",
+		fmt.Fprintf(out, "Tiered cold / Redis only: p50 %+.1f%%, p99 %+.1f%% (medians of the per-round ratios; target: within 10%%); throughput %.1f%%.  \n",
 			100*(pairedRatio(durs(rows[3].p50s), durs(rows[0].p50s))-1), 100*(pairedRatio(durs(rows[3].p99s), durs(rows[0].p99s))-1),
 			100*pairedRatio(rows[3].ops, rows[0].ops))
+		fmt.Fprintf(out, "Without coalescing, tiered cold / Redis only: p50 %+.1f%%, p99 %+.1f%%; throughput %.1f%%.\n\n",
+			100*(pairedRatio(durs(rows[4].p50s), durs(rows[0].p50s))-1), 100*(pairedRatio(durs(rows[4].p99s), durs(rows[0].p99s))-1),
+			100*pairedRatio(rows[4].ops, rows[0].ops))
 	}
 	dw, dc := delta(warmBefore, warmAfter), delta(coldBefore, coldAfter)
 	verdicts.warmL2Reads, verdicts.warmL1Hits = dw.L2Reads, dw.L1Hits
 	fmt.Fprintf(out, "During the passes the warm tier made %d Redis reads for %d L1 hits; the cold tier had %d L1 hits and %d L1 misses, "+
 		"made %d Redis reads (%d hits) and %d loads.\n\n", dw.L2Reads, dw.L1Hits, dc.L1Hits, dc.Local.Misses, dc.L2Reads, dc.L2Hits, dc.Loads)
 
-	return stampede(newClient, value)
+	if err := stampede(newClient, value); err != nil {
+		return err
+	}
+	return invalidation(newClient, value)
+}
+
+// invalidation times how long a change made through one instance takes to
+// reach another's L1: B holds a key in L1; A deletes it or sets a new
+// value; the time from the call on A to B's L1 dropping the key (B's count
+// of invalidations received going up, polled in a loop) is one sample.
+// One change at a time, alternating Deletes and Sets.
+func invalidation(newClient func() goredis.UniversalClient, value []byte) error {
+	ctx := context.Background()
+	ca, cb := newClient(), newClient()
+	defer ca.Close()
+	defer cb.Close()
+	src := loading.LoaderFunc[string, []byte](func(context.Context, string) ([]byte, error) { return value, nil })
+	prefix := fmt.Sprintf("inval:%d:", time.Now().UnixNano())
+	a, err := newTier(ca, src, prefix, 10_000)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	b, err := newTier(cb, src, prefix, 10_000)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	for _, c := range []*redis.Cache[[]byte]{a, b} {
+		for deadline := time.Now().Add(10 * time.Second); !c.Stats().Subscribed; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("invalidation: no subscription within 10s")
+			}
+		}
+	}
+	var lat []time.Duration
+	var missed int
+	for i := range *invalidations {
+		key := fmt.Sprint("k", i)
+		if _, err := b.Get(ctx, key); err != nil { // into B's L1
+			return err
+		}
+		before := b.Stats().InvalidationsReceived
+		t0 := time.Now()
+		if i%2 == 0 {
+			err = a.Delete(ctx, key)
+		} else {
+			err = a.Set(ctx, key, value)
+		}
+		if err != nil {
+			return err
+		}
+		deadline := t0.Add(time.Second)
+		for b.Stats().InvalidationsReceived == before {
+			if time.Now().After(deadline) {
+				missed++
+				break
+			}
+			runtime.Gosched()
+		}
+		lat = append(lat, time.Since(t0))
+	}
+	sa, sb := a.Stats(), b.Stats()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	q := func(p float64) time.Duration { return lat[min(len(lat)-1, int(p*float64(len(lat))))] }
+	verdicts.invalidationMissed = missed
+	fmt.Fprintf(out, "## Invalidation across instances\n\n"+
+		"Two instances (A and B, each its own client) on one prefix. %d times, one at a time: B reads a key into its L1, then A deletes it "+
+		"or sets a new value (alternately), which writes Redis and publishes the key's invalidation in one round trip. "+
+		"A sample is the time from the call on A to B having dropped the key from its L1.\n\n", *invalidations)
+	fmt.Fprintln(out, "| from the call on A to B's L1 dropping the key | p50 | p99 | max | not within 1s |")
+	fmt.Fprintln(out, "|---|---:|---:|---:|---:|")
+	fmt.Fprintf(out, "| Delete or Set | %s | %s | %s | %d |\n\n", dur(q(0.5)), dur(q(0.99)), dur(lat[len(lat)-1]), missed)
+	mean := time.Duration(0)
+	if sb.InvalidationsReceived > 0 {
+		mean = sb.InvalidationLag / time.Duration(sb.InvalidationsReceived)
+	}
+	fmt.Fprintf(out, "B's own statistics (`Stats.InvalidationLag`, from A's publish to B's delete): %d received, mean %s, max %s; "+
+		"A sent %d and ignored its own %d.\n\n", sb.InvalidationsReceived, dur(mean), dur(sb.InvalidationLagMax), sa.InvalidationsSent, sa.InvalidationsIgnored)
+	return nil
 }
 
 func newTier(client goredis.UniversalClient, src loading.Loader[string, []byte], prefix string, entries int) (*redis.Cache[[]byte], error) {
+	return newTierReads(client, src, prefix, entries, *readsInFlight)
+}
+
+// newTierReads is newTier with Options.ReadsInFlight set to readsInFlight.
+func newTierReads(client goredis.UniversalClient, src loading.Loader[string, []byte], prefix string, entries, readsInFlight int) (*redis.Cache[[]byte], error) {
 	o := redis.Options[[]byte]{
 		Client:  client,
 		Loader:  src,
 		Prefix:  prefix,
 		TTL:     time.Hour,
 		Timeout: time.Second,
+
+		ReadsInFlight: readsInFlight,
 	}
 	o.Local.TTL = time.Hour
 	o.Local.MaxEntries = entries

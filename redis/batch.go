@@ -1,0 +1,209 @@
+package redis
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// Coalescing of L1-miss reads.
+//
+// A read of Redis costs the client two system calls (write the command,
+// read the reply) and a turn on a pooled connection, about 7µs of CPU on
+// the 2-core machine of docs/benchmarks/tiered.md, where the cache itself
+// adds 1–2µs. With many callers missing L1 at once, the client's CPU is
+// what limits throughput and therefore latency. So the reads of a Cache
+// share round trips: at most maxInFlight of them are in flight at once
+// (each a GET, or a GET and a PTTL with ExactTTL); a read that finds them
+// all busy joins a queue, and when one comes back its goroutine sends the
+// whole queue in one pipeline. A read that finds a round trip free goes at
+// once, alone, as before: coalescing adds no wait when there is no queue.
+
+// readResult is what one read of a key found.
+type readResult struct {
+	val  string
+	pttl time.Duration // with ExactTTL
+	err  error
+}
+
+// queuedRead is a read waiting for a round trip.
+type queuedRead struct {
+	key   string
+	start time.Time // its Timeout counts from here
+	res   readResult
+	done  chan struct{} // closed when res is set
+}
+
+// reads coalesces a Cache's Redis reads (see above). Safe for concurrent
+// use.
+type reads struct {
+	client      goredis.UniversalClient
+	exact       bool
+	timeout     time.Duration
+	deadlines   *deadlines
+	maxInFlight int // <= 0: no coalescing, every read is its own round trip
+
+	mu       sync.Mutex
+	idle     *sync.Cond // signalled when inFlight drops to zero
+	inFlight int
+	queue    []*queuedRead
+}
+
+func newReads(c *core, exact bool, maxInFlight int) *reads {
+	r := &reads{client: c.client, exact: exact, timeout: c.timeout, deadlines: c.deadlines, maxInFlight: maxInFlight}
+	r.idle = sync.NewCond(&r.mu)
+	return r
+}
+
+// get reads key (with its PTTL if exact). cctx is the context of the call
+// (callContext), ctx the caller's. A read goes at once if a round trip is
+// free, if coalescing is off, or if ctx ends before the read's Timeout
+// would (a queued read's round trip keeps the Timeout of the oldest read
+// in it, not the deadlines of the callers); otherwise it waits for the
+// next pipeline, or for ctx to end.
+func (r *reads) get(ctx, cctx context.Context, key string, start time.Time) readResult {
+	if d, ok := ctx.Deadline(); r.maxInFlight <= 0 || ok && !d.After(start.Add(r.timeout)) {
+		return r.one(cctx, key)
+	}
+	r.mu.Lock()
+	if r.inFlight < r.maxInFlight {
+		r.inFlight++
+		r.mu.Unlock()
+		res := r.one(cctx, key)
+		r.release()
+		return res
+	}
+	q := &queuedRead{key: key, start: start, done: make(chan struct{})}
+	r.queue = append(r.queue, q)
+	r.mu.Unlock()
+	select {
+	case <-q.done:
+		return q.res
+	case <-ctx.Done():
+		// The pipeline still reads the key; nobody looks at it.
+		return readResult{err: ctx.Err()}
+	}
+}
+
+// one is a round trip for one key.
+func (r *reads) one(ctx context.Context, key string) readResult {
+	if !r.exact {
+		get := r.client.Get(ctx, key)
+		return readResult{val: get.Val(), err: get.Err()}
+	}
+	pipe := r.client.Pipeline()
+	get := pipe.Get(ctx, key)
+	pttl := pipe.PTTL(ctx, key)
+	_, _ = pipe.Exec(ctx)
+	return exactResult(get, pttl)
+}
+
+func exactResult(get *goredis.StringCmd, pttl *goredis.DurationCmd) readResult {
+	err := get.Err()
+	if err == nil {
+		err = pttl.Err()
+	}
+	return readResult{val: get.Val(), pttl: pttl.Val(), err: err}
+}
+
+// release ends a round trip: if reads are queued, they take it over (on a
+// new goroutine, so that the caller whose read is done returns now);
+// otherwise it is free.
+func (r *reads) release() {
+	r.mu.Lock()
+	if len(r.queue) == 0 {
+		r.free()
+		r.mu.Unlock()
+		return
+	}
+	batch := r.queue
+	r.queue = nil
+	r.mu.Unlock()
+	go r.drain(batch)
+}
+
+// free gives a round trip back. The caller holds r.mu.
+func (r *reads) free() {
+	if r.inFlight--; r.inFlight == 0 {
+		r.idle.Broadcast()
+	}
+}
+
+// drain sends batch in one pipeline, then the reads queued meanwhile,
+// until the queue is empty; it holds one round trip all along.
+func (r *reads) drain(batch []*queuedRead) {
+	for {
+		r.pipeline(batch)
+		r.mu.Lock()
+		if len(r.queue) == 0 {
+			r.free()
+			r.mu.Unlock()
+			return
+		}
+		batch = r.queue
+		r.queue = nil
+		r.mu.Unlock()
+	}
+}
+
+// pipeline reads the keys of batch in one round trip, which ends Timeout
+// after the oldest of them started; reads already past their Timeout fail
+// without being sent.
+func (r *reads) pipeline(batch []*queuedRead) {
+	now := time.Now()
+	live := batch[:0:0]
+	oldest := now
+	for _, q := range batch {
+		if now.Sub(q.start) >= r.timeout {
+			q.res.err = context.DeadlineExceeded
+			close(q.done)
+			continue
+		}
+		live = append(live, q)
+		if q.start.Before(oldest) {
+			oldest = q.start
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	ctx := r.deadlines.get(now, oldest.Add(r.timeout))
+	if len(live) == 1 {
+		live[0].res = r.one(ctx, live[0].key)
+		close(live[0].done)
+		return
+	}
+	pipe := r.client.Pipeline()
+	gets := make([]*goredis.StringCmd, len(live))
+	var pttls []*goredis.DurationCmd
+	if r.exact {
+		pttls = make([]*goredis.DurationCmd, len(live))
+	}
+	for i, q := range live {
+		gets[i] = pipe.Get(ctx, q.key)
+		if r.exact {
+			pttls[i] = pipe.PTTL(ctx, q.key)
+		}
+	}
+	_, _ = pipe.Exec(ctx)
+	for i, q := range live {
+		if r.exact {
+			q.res = exactResult(gets[i], pttls[i])
+		} else {
+			q.res = readResult{val: gets[i].Val(), err: gets[i].Err()}
+		}
+		close(q.done)
+	}
+}
+
+// wait returns when no round trip is in flight (Close: the goroutines that
+// drain the queue have ended; they end within Timeout).
+func (r *reads) wait() {
+	r.mu.Lock()
+	for r.inFlight > 0 {
+		r.idle.Wait()
+	}
+	r.mu.Unlock()
+}
