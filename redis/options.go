@@ -23,7 +23,7 @@ const (
 	DefaultBreakerOpenFor   = time.Second
 	DefaultWriteQueue       = 1024
 	DefaultWriters          = 2
-	DefaultReadsInFlight    = 2 // per GOMAXPROCS
+	DefaultReadsInFlight    = 1 // per GOMAXPROCS
 	DefaultHealthCheck      = 5 * time.Second
 	DefaultResubscribeDelay = 100 * time.Millisecond
 )
@@ -88,7 +88,12 @@ type Options[V any] struct {
 	// whose context ends before Timeout would. A pipeline carries no
 	// context values of its callers (to the client's hooks, say). Default
 	// 0: DefaultReadsInFlight per GOMAXPROCS; negative: every read is its
-	// own round trip.
+	// own round trip. One per GOMAXPROCS because when the client's CPUs are
+	// what limits it, more round trips in flight than CPUs go no faster and
+	// smaller batches cost more system calls (with 100 readers on 2 cores,
+	// 2 in flight gave 4.3 times the throughput of plain GETs, 8 in flight
+	// 2.1 times); with a distant Redis and CPUs to spare, a higher value
+	// lets more reads travel in parallel.
 	ReadsInFlight int
 
 	// Timeout bounds every Redis call (each read, write, publish), well

@@ -75,7 +75,7 @@ client-side CPU alone, Redis answered from memory by a go-redis hook, as
 ` + "`cpu-ns/op`" + `). Measured one round trip per read, that extra CPU made the cold
 tier 20–45 % slower than Redis alone at 100 goroutines (the "not coalesced"
 row). So the tier bounds the round trips its L1 misses have in flight
-(` + "`Options.ReadsInFlight`" + `, 2 per GOMAXPROCS by default): a read that finds
+(` + "`Options.ReadsInFlight`" + `, one per GOMAXPROCS by default): a read that finds
 one free goes at once, alone, exactly as before; a read that finds them all
 busy waits for the next one to come back and goes with every other read that
 waited, in one pipeline. Under load the reads then share system calls and
