@@ -102,11 +102,7 @@ func TestReadsCoalesce(t *testing.T) {
 		src := newSource()
 		const n = 10
 		writer := newTier(t, client, src, nil)
-		for i := range n {
-			if err := writer.Set(ctx, fmt.Sprint("k", i), fmt.Sprint("v", i)); err != nil {
-				t.Fatal(err)
-			}
-		}
+		setKeys(t, writer, n)
 		c := newTier(t, client, src, func(o *Options[string]) {
 			o.Prefix = writer.prefix
 			o.ReadsInFlight = 1

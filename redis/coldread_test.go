@@ -17,16 +17,11 @@ import (
 // through the keys is cold.
 func TestColdReadSendsOneGet(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, b backend) {
-		ctx := context.Background()
 		client, cnt := b.client(t)
 		src := newSource()
 		const n = 50
 		writer := newTier(t, client, src, nil)
-		for i := range n {
-			if err := writer.Set(ctx, fmt.Sprint("k", i), fmt.Sprint("v", i)); err != nil {
-				t.Fatal(err)
-			}
-		}
+		setKeys(t, writer, n)
 		c := newTier(t, client, src, func(o *Options[string]) { o.Local.MaxEntries = 1 })
 		waitSubscribed(t, c)
 		before := cnt.n.Load()

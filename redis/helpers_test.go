@@ -307,6 +307,16 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 }
 
 // mustGet fails the test unless c.Get returns want.
+// setKeys sets k0 … k(n-1) to v0 … v(n-1) through c (both tiers).
+func setKeys(t *testing.T, c *Cache[string], n int) {
+	t.Helper()
+	for i := range n {
+		if err := c.Set(context.Background(), fmt.Sprint("k", i), fmt.Sprint("v", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func mustGet(t *testing.T, c *Cache[string], key, want string) {
 	t.Helper()
 	got, err := c.Get(context.Background(), key)
