@@ -196,7 +196,7 @@ func run() error {
 	}
 	warmBefore, coldBefore := warm.Stats(), cold.Stats()
 	fmt.Fprintf(out, "## Reads\n\n%d keys, Zipf s=%.2f (the cold reads walk through the keys in turn instead), %d-byte values. "+
-		"Each round runs every approach in turn, one pass of %v untimed (throughput) and one of %v timing every read (percentiles, "+
+		"Each round runs every approach in turn (odd rounds in reverse order), one pass of %v untimed (throughput) and one of %v timing every read (percentiles, "+
 		"which include the ~%v cost of reading the clock twice); the tables give the median over %d rounds, with the range of the throughput.\n\n",
 		*keys, *zipfS, *valueSize, *duration, *duration, clockCost(), *readRounds)
 	var results [][]row
@@ -398,7 +398,18 @@ func measureAll(scenarios []scenario, g int) []row {
 	p50s := make([][]time.Duration, len(scenarios))
 	p99s := make([][]time.Duration, len(scenarios))
 	for round := range *readRounds {
-		for i, sc := range scenarios {
+		// Odd rounds run the scenarios in reverse order, so that a load on
+		// the machine that rises or falls during a round does not favour
+		// the scenarios that run first.
+		order := make([]int, len(scenarios))
+		for i := range order {
+			order[i] = i
+			if round%2 == 1 {
+				order[i] = len(scenarios) - 1 - i
+			}
+		}
+		for _, i := range order {
+			sc := scenarios[i]
 			n, _ := pass(sc.op, g, false)
 			_, h := pass(sc.op, g, true)
 			opss[i] = append(opss[i], float64(n)/duration.Seconds())
