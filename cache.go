@@ -13,7 +13,6 @@ import (
 	"unsafe"
 
 	"github.com/cachekit/cachekit/internal/buffer"
-	"github.com/cachekit/cachekit/internal/node"
 	"github.com/cachekit/cachekit/internal/policy"
 	"github.com/cachekit/cachekit/internal/wheel"
 )
@@ -369,7 +368,7 @@ func (h *Cache[K, V]) Get(key K) (V, bool) {
 	c := h.c
 	hash := c.hash(key)
 	e := c.segment(hash).get(key, hash, c.tomb)
-	if e == nil || (e.Deadline != 0 && e.Deadline <= c.now()) {
+	if e == nil || e.expiredAt(c) {
 		c.count(statMisses, probe())
 		var zero V
 		return zero, false
@@ -403,7 +402,7 @@ func (h *Cache[K, V]) Peek(key K) (V, bool) {
 	c := h.c
 	hash := c.hash(key)
 	e := c.segment(hash).get(key, hash, c.tomb)
-	if e == nil || (e.Deadline != 0 && e.Deadline <= c.now()) {
+	if e == nil || e.expiredAt(c) {
 		var zero V
 		return zero, false
 	}
@@ -470,7 +469,7 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 		// Replace a word-sized value in place: no allocation, and for the
 		// policy it is just an access.
 		s.mu.Lock()
-		if old := s.get(key, hash, c.tomb); old != nil && old.Deadline == 0 && old.Weight == w {
+		if old := s.get(key, hash, c.tomb); old != nil && old.Tag&tagTimed == 0 && old.Weight == w {
 			prev := c.swap(old, value)
 			s.mu.Unlock()
 			c.count(statSets, p)
@@ -493,16 +492,12 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 		}
 		s.mu.Unlock()
 	}
-	e := &entry[K, V]{key: key}
+	e := newEntry[K, V](key, deadline)
 	c.init(e, value)
 	e.Hash = hash
 	e.Weight = w
-	e.Deadline = deadline
 	s.mu.Lock()
 	old := s.put(e, c.tomb)
-	if old != nil {
-		old.removed.Store(true)
-	}
 	s.mu.Unlock()
 
 	c.count(statSets, p)
@@ -511,10 +506,10 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 	if old != nil {
 		c.removed(old, CauseReplaced, p)
 	}
-	if c.bounded || e.Deadline != 0 || (old != nil && old.Deadline != 0) {
+	if c.bounded || deadline != 0 || (old != nil && old.Tag&tagTimed != 0) {
 		c.afterWrite(event[K, V]{e: e, old: old})
 	}
-	if e.Deadline != 0 {
+	if deadline != 0 {
 		c.noteTTL()
 	}
 	return true
@@ -551,7 +546,7 @@ func (h *Cache[K, V]) Delete(key K) {
 		return
 	}
 	c.removed(e, CauseDeleted, probe())
-	if c.bounded || e.Deadline != 0 {
+	if c.bounded || e.Tag&tagTimed != 0 {
 		c.afterWrite(event[K, V]{e: e, remove: true})
 	}
 }
@@ -663,10 +658,22 @@ func (c *cache[K, V]) maintainLocked() {
 	}
 }
 
+// applyRead tells the policy about a read of e, if e is tracked. An entry
+// that has left the index meanwhile may still be tracked until its write
+// record is applied: the access is harmless, as that record untracks it.
 func (c *cache[K, V]) applyRead(e *entry[K, V]) {
-	if e.tracked && !e.removed.Load() {
+	if e.tracked() {
 		c.policy.Access(&e.Node)
 	}
+}
+
+// indexed reports whether e is still in the index. An entry leaves the
+// index once and for all, so a false answer is final; and it is exact for
+// an entry whose removal happened before the caller learnt of it (by its
+// write record, say). The caller holds c.mu, which orders it with the
+// other maintenance work, not with writers.
+func (c *cache[K, V]) indexed(e *entry[K, V]) bool {
+	return c.segment(e.Hash).holds(e)
 }
 
 func (c *cache[K, V]) applyWrite(ev event[K, V]) {
@@ -682,14 +689,14 @@ func (c *cache[K, V]) applyWrite(ev event[K, V]) {
 		// the policy would count the key twice, and the bound would evict a
 		// live key for it. So e waits for old's record; when that arrives,
 		// the chain of waiting successors collapses into its newest entry.
-		if old != nil && !old.applied {
+		if old != nil && !old.applied() {
 			if c.waiting == nil {
 				c.waiting = make(map[*entry[K, V]]*entry[K, V])
 			}
 			c.waiting[old] = e
 			return
 		}
-		e.applied = true
+		e.Mark |= markApplied
 		for len(c.waiting) > 0 {
 			next, ok := c.waiting[e]
 			if !ok {
@@ -697,13 +704,17 @@ func (c *cache[K, V]) applyWrite(ev event[K, V]) {
 			}
 			delete(c.waiting, e)
 			e = next
-			e.applied = true
+			e.Mark |= markApplied
 		}
 	}
+	// An entry that has already left the index (its removal's record was
+	// applied first, or it had none) must not be tracked: nothing would
+	// untrack it. One that leaves it after this check is untracked by its
+	// removal's record.
 	switch {
-	case old != nil && old.tracked && !e.removed.Load():
-		old.tracked = false
-		c.wheel.Deschedule(&old.Node)
+	case old != nil && old.tracked() && c.indexed(e):
+		old.setTracked(false)
+		c.deschedule(old)
 		if c.bounded {
 			c.policy.Replace(&old.Node, &e.Node)
 		}
@@ -712,7 +723,7 @@ func (c *cache[K, V]) applyWrite(ev event[K, V]) {
 		if old != nil {
 			c.untrack(old)
 		}
-		if !e.removed.Load() && !e.tracked {
+		if !e.tracked() && c.indexed(e) {
 			if c.bounded {
 				c.policy.Add(&e.Node)
 			}
@@ -722,32 +733,39 @@ func (c *cache[K, V]) applyWrite(ev event[K, V]) {
 }
 
 func (c *cache[K, V]) trackTimer(e *entry[K, V]) {
-	e.tracked = true
-	if e.Deadline != 0 {
-		c.wheel.Schedule(&e.Node)
+	e.setTracked(true)
+	if t := e.timed(); t != nil {
+		c.wheel.Schedule(&t.timer)
+	}
+}
+
+// deschedule takes e off the timer wheel, if it is on it.
+func (c *cache[K, V]) deschedule(e *entry[K, V]) {
+	if t := e.timed(); t != nil {
+		c.wheel.Deschedule(&t.timer)
 	}
 }
 
 func (c *cache[K, V]) untrack(e *entry[K, V]) {
-	if !e.tracked {
+	if !e.tracked() {
 		return
 	}
-	e.tracked = false
-	c.wheel.Deschedule(&e.Node)
+	e.setTracked(false)
+	c.deschedule(e)
 	if c.bounded {
 		c.policy.Remove(&e.Node)
 	}
 }
 
-// expire is the wheel's callback for a due node. The caller holds c.mu.
-func (c *cache[K, V]) expire(n *node.Node) {
-	e := toEntry[K, V](n)
-	if !e.tracked {
+// expire is the wheel's callback for a due timer. The caller holds c.mu.
+func (c *cache[K, V]) expire(t *wheel.Timer) {
+	e := timerEntry[K, V](t)
+	if !e.tracked() {
 		return
 	}
-	e.tracked = false
+	e.setTracked(false)
 	if c.bounded {
-		c.policy.Remove(n)
+		c.policy.Remove(&e.Node)
 	}
 	c.drop(e, CauseExpired)
 }
@@ -761,8 +779,8 @@ func (c *cache[K, V]) evict() {
 			return
 		}
 		e := toEntry[K, V](n)
-		e.tracked = false
-		c.wheel.Deschedule(n)
+		e.setTracked(false)
+		c.deschedule(e)
 		cause := CauseCapacity
 		if e.expired(c.now()) {
 			cause = CauseExpired

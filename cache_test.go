@@ -26,6 +26,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 	"weak"
 
 	"github.com/cachekit/cachekit/internal/leaktest"
@@ -1927,6 +1928,36 @@ func TestValueKinds(t *testing.T) {
 	t.Run("string", func(t *testing.T) { ctValueKind(t, [3]string{"a", "bb", "ccc"}) })
 	t.Run("[2]int64", func(t *testing.T) { ctValueKind(t, [3][2]int64{{1, 2}, {3, 4}, {5, 6}}) })
 	t.Run("interface", func(t *testing.T) { ctValueKind(t, [3]any{1, "two", 3.0}) })
+}
+
+// TestEntryLayout pins what value.go relies on (a value of at most 8
+// bytes has an aligned word inside the entry to itself) and the entries'
+// sizes, which are most of a cache's memory.
+func TestEntryLayout(t *testing.T) {
+	word := func(name string, off, size, align uintptr) {
+		t.Helper()
+		if off%8 != 0 || off+8 > size || align < 8 {
+			t.Errorf("%s: value at offset %d of %d bytes, alignment %d: no aligned word of its own", name, off, size, align)
+		}
+	}
+	var e1 entry[string, int8]
+	word("entry[string, int8]", unsafe.Offsetof(e1.value), unsafe.Sizeof(e1), unsafe.Alignof(e1))
+	var e2 entry[int32, uint64]
+	word("entry[int32, uint64]", unsafe.Offsetof(e2.value), unsafe.Sizeof(e2), unsafe.Alignof(e2))
+	var e3 entry[uint8, struct{}]
+	word("entry[uint8, struct{}]", unsafe.Offsetof(e3.value), unsafe.Sizeof(e3), unsafe.Alignof(e3))
+	var e4 timedEntry[int16, ctSmallStruct]
+	word("timedEntry[int16, ctSmallStruct]", unsafe.Offsetof(e4.value), unsafe.Offsetof(e4.timer), 8)
+
+	// Two string headers plus the node (two links, the hash, a word of
+	// weight and flags); a deadline and two timer links more with a TTL.
+	ptr := unsafe.Sizeof(uintptr(0))
+	if got, want := unsafe.Sizeof(entry[string, string]{}), 6*ptr+16; got != want {
+		t.Errorf("Sizeof(entry[string, string]) = %d, want %d", got, want)
+	}
+	if got, want := unsafe.Sizeof(timedEntry[string, string]{}), 8*ptr+24; got != want {
+		t.Errorf("Sizeof(timedEntry[string, string]) = %d, want %d", got, want)
+	}
 }
 
 // ctValueKind runs a scripted sequence and a concurrent replace/read loop

@@ -28,7 +28,7 @@ func (h *Cache[K, V]) deadlineOf(key K) (time.Duration, bool) {
 	if e == nil {
 		return 0, false
 	}
-	return time.Duration(e.Deadline), true
+	return time.Duration(e.deadline()), true
 }
 
 // reorderWrites runs fn with the maintenance lock held, so that the write
@@ -99,20 +99,16 @@ func (h *Cache[K, V]) checkInvariants() error {
 				continue
 			}
 			live++
-			if e.removed.Load() {
-				s.mu.Unlock()
-				return fmt.Errorf("segment %d: indexed entry %v is marked removed", i, e.key)
-			}
 			if got := c.segment(e.Hash); got != s {
 				s.mu.Unlock()
 				return fmt.Errorf("entry %v is in the wrong segment", e.key)
 			}
-			if c.bounded && !e.tracked {
+			if c.bounded && !e.tracked() {
 				s.mu.Unlock()
 				return fmt.Errorf("indexed entry %v is not tracked by the policy", e.key)
 			}
-			if e.tracked && e.Deadline != 0 {
-				if !c.wheel.Scheduled(&e.Node) {
+			if e.tracked() && e.deadline() != 0 {
+				if !c.wheel.Scheduled(&e.timed().timer) {
 					s.mu.Unlock()
 					return fmt.Errorf("entry %v has a deadline but is not in the wheel", e.key)
 				}

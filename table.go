@@ -112,8 +112,23 @@ func (s *segment[K, V]) remove(key K, h uint64, want, tomb *entry[K, V]) *entry[
 			}
 			t.slots[i].Store(tomb)
 			s.live.Add(-1)
-			x.removed.Store(true)
 			return x
+		}
+	}
+}
+
+// holds reports whether e is in the segment's current table. Lock-free.
+// Entries are never put back once removed, so once e has left the index
+// holds reports false for good.
+func (s *segment[K, V]) holds(e *entry[K, V]) bool {
+	t := s.tab.Load()
+	for i := e.Hash & t.mask; ; i = (i + 1) & t.mask {
+		x := t.slots[i].Load()
+		if x == nil {
+			return false
+		}
+		if x == e {
+			return true
 		}
 	}
 }
@@ -138,8 +153,8 @@ func (s *segment[K, V]) rebuild(tomb *entry[K, V]) {
 	s.tab.Store(t)
 }
 
-// clear empties the segment, passing every live entry to fn after marking
-// it removed. The caller holds s.mu.
+// clear empties the segment, passing every live entry to fn after taking
+// it out of the index. The caller holds s.mu.
 func (s *segment[K, V]) clear(tomb *entry[K, V], fn func(*entry[K, V])) {
 	old := s.tab.Load()
 	s.tab.Store(newTable[K, V](8))
@@ -150,7 +165,6 @@ func (s *segment[K, V]) clear(tomb *entry[K, V], fn func(*entry[K, V])) {
 		if e == nil || e == tomb {
 			continue
 		}
-		e.removed.Store(true)
 		fn(e)
 	}
 }

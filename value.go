@@ -13,7 +13,7 @@ import (
 // entry.
 const (
 	valueInline = iota // in entry.value, never written after publication
-	valueBits          // pointer-free, at most 8 bytes: in entry.bits
+	valueBits          // pointer-free, at most 8 bytes: the 8-byte word at entry.value, atomically
 	valuePtr           // one pointer word (pointer, map, chan, func): in entry.value, atomically
 )
 
@@ -50,11 +50,20 @@ func pointerFree(t reflect.Type) bool {
 	return false
 }
 
+// bits returns the aligned word that holds a valueBits value: the value's
+// own bytes and, if it is shorter, the padding that follows it to the end
+// of the word (entry.value is the entry's last field and starts on an
+// 8-byte boundary, so the word is inside the entry). The padding is always
+// zero: only whole words built from a zeroed uint64 are stored there.
+func bits[K comparable, V any](e *entry[K, V]) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&e.value))
+}
+
 // load returns e's current value. Lock-free.
 func (c *cache[K, V]) load(e *entry[K, V]) V {
 	switch c.vkind {
 	case valueBits:
-		u := e.bits.Load()
+		u := bits(e).Load()
 		return *(*V)(unsafe.Pointer(&u))
 	case valuePtr:
 		p := atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&e.value)))
@@ -68,7 +77,7 @@ func (c *cache[K, V]) init(e *entry[K, V], v V) {
 	if c.vkind == valueBits {
 		var u uint64
 		*(*V)(unsafe.Pointer(&u)) = v
-		e.bits.Store(u)
+		bits(e).Store(u)
 		return
 	}
 	e.value = v
@@ -81,7 +90,7 @@ func (c *cache[K, V]) swap(e *entry[K, V], v V) V {
 	if c.vkind == valueBits {
 		var u uint64
 		*(*V)(unsafe.Pointer(&u)) = v
-		u = e.bits.Swap(u)
+		u = bits(e).Swap(u)
 		return *(*V)(unsafe.Pointer(&u))
 	}
 	p := *(*unsafe.Pointer)(unsafe.Pointer(&v))

@@ -1,32 +1,34 @@
-// Package node defines the bookkeeping record that the cache's policies and
-// its timer wheel share, and an intrusive doubly linked list over it.
+// Package node defines the bookkeeping record of the cache's eviction
+// policies, and an intrusive doubly linked list over it.
 //
-// A Node is embedded as the first field of the cache's typed entry, so the
-// policy and the wheel can work on *Node without knowing the key and value
-// types. Nothing in this package is safe for concurrent use: every field is
-// owned by whoever holds the cache's maintenance lock (or by the single
-// goroutine of a simulation).
+// A Node is embedded as the first field of the cache's typed entry, so a
+// policy can work on *Node without knowing the key and value types. It is
+// kept small on purpose: it is part of every entry, and the policies'
+// miniature simulations hold many of them. Nothing in this package is safe
+// for concurrent use: the policy's fields are owned by whoever holds the
+// cache's maintenance lock (or by the single goroutine of a simulation);
+// Tag and Mark follow the owner's own rules, given below.
 package node
 
-// Node is the per-entry record of the policy and the timer wheel.
+// Node is the per-entry record of a policy.
 type Node struct {
-	prev, next   *Node // policy queue links, owned by List
-	tprev, tnext *Node // timer wheel links, owned by package wheel
+	prev, next *Node // policy queue links, owned by List
 
 	// Hash is the key's 64-bit hash; policies use it for frequency sketches.
 	Hash uint64
-	// Deadline is the expiry time in the cache's clock (nanoseconds), or 0
-	// when the entry never expires. It is set before the entry is published
-	// and never changes afterwards.
-	Deadline int64
-	// Aux is free for a policy's per-entry state (a frequency, a score).
-	Aux uint64
 	// Weight is the entry's weight (1 for caches bounded by count).
 	Weight uint32
 	// Queue tells which of a policy's queues holds the node; 0 means none.
 	Queue uint8
 	// Flags is free for a policy's per-entry bits.
 	Flags uint8
+	// Tag is free for the node's owner (the cache, not the policy): the
+	// owner sets it before it shares the node and never changes it after,
+	// so it may be read concurrently with the policy's work on the node.
+	Tag uint8
+	// Mark is free for the node's owner, under the owner's maintenance
+	// lock; policies never touch it.
+	Mark uint8
 }
 
 // Next returns the node after n in its list, or nil.
@@ -34,15 +36,6 @@ func (n *Node) Next() *Node { return n.next }
 
 // Prev returns the node before n in its list, or nil.
 func (n *Node) Prev() *Node { return n.prev }
-
-// TimerNext returns the node after n in its timer bucket, or nil.
-func (n *Node) TimerNext() *Node { return n.tnext }
-
-// TimerPrev returns the node before n in its timer bucket, or nil.
-func (n *Node) TimerPrev() *Node { return n.tprev }
-
-// SetTimerLinks sets n's timer wheel links.
-func (n *Node) SetTimerLinks(prev, next *Node) { n.tprev, n.tnext = prev, next }
 
 // List is an intrusive doubly linked list of nodes, front = oldest.
 // The zero value is an empty list. A node belongs to at most one List.

@@ -1,11 +1,14 @@
 package node
 
-import "testing"
+import (
+	"testing"
+	"unsafe"
+)
 
 func keys(l *List) []uint64 {
 	var out []uint64
 	for n := l.Front(); n != nil; n = n.Next() {
-		out = append(out, n.Aux)
+		out = append(out, n.Hash)
 	}
 	return out
 }
@@ -26,7 +29,7 @@ func TestList(t *testing.T) {
 	var l List
 	n := make([]*Node, 5)
 	for i := range n {
-		n[i] = &Node{Aux: uint64(i), Weight: uint32(i + 1)}
+		n[i] = &Node{Hash: uint64(i), Weight: uint32(i + 1)}
 	}
 	l.PushBack(n[1])
 	l.PushBack(n[2])
@@ -53,5 +56,17 @@ func TestList(t *testing.T) {
 	l.Remove(n[3])
 	if l.Len() != 0 || l.Weight() != 0 || l.Front() != nil || l.Back() != nil {
 		t.Fatal("list not empty")
+	}
+}
+
+// TestSize pins the node's size: it is part of every cache entry and of
+// every key of the miniature simulations, so growing it costs memory.
+func TestSize(t *testing.T) {
+	want := uintptr(16 + 8 + 8) // two links, Hash, Weight+Queue+Flags+Tag+Mark
+	if unsafe.Sizeof(uintptr(0)) == 4 {
+		want = 8 + 8 + 8
+	}
+	if got := unsafe.Sizeof(Node{}); got != want {
+		t.Errorf("Sizeof(Node) = %d, want %d", got, want)
 	}
 }

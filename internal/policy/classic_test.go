@@ -13,7 +13,7 @@ import (
 // sieve.go, s3fifo.go, lfu.go, lrfu.go, dlfu.go and random.go.
 var classicNames = []string{"lru", "fifo", "clock", "sieve", "s3fifo", "lfu", "lrfu", "dlfu", "random"}
 
-// driver feeds a policy keyed nodes (Aux holds the key) and reports what
+// driver feeds a policy keyed nodes (the key is unmix(Hash)) and reports what
 // it evicts.
 type driver struct {
 	t     *testing.T
@@ -30,11 +30,12 @@ func newDriver(t *testing.T, p Policy) *driver {
 func (d *driver) drain() []uint64 {
 	var out []uint64
 	for v := d.p.Evict(); v != nil; v = d.p.Evict() {
-		if d.nodes[v.Aux] != v {
-			d.t.Fatalf("evicted a node that is not tracked (Aux %d)", v.Aux)
+		k := unmix(v.Hash)
+		if d.nodes[k] != v {
+			d.t.Fatalf("evicted a node that is not tracked (key %d)", k)
 		}
-		delete(d.nodes, v.Aux)
-		out = append(out, v.Aux)
+		delete(d.nodes, k)
+		out = append(out, k)
 	}
 	return out
 }
@@ -45,7 +46,7 @@ func (d *driver) add(k uint64, w uint32) []uint64 {
 	if d.nodes[k] != nil {
 		d.t.Fatalf("key %d is already tracked", k)
 	}
-	n := &node.Node{Hash: mix(k), Weight: w, Aux: k}
+	n := &node.Node{Hash: mix(k), Weight: w}
 	d.nodes[k] = n
 	d.p.Add(n)
 	return d.drain()
@@ -70,7 +71,7 @@ func (d *driver) set(k uint64, w uint32) []uint64 {
 	if old == nil {
 		d.t.Fatalf("write of key %d, which is not tracked", k)
 	}
-	n := &node.Node{Hash: mix(k), Weight: w, Aux: k}
+	n := &node.Node{Hash: mix(k), Weight: w}
 	d.nodes[k] = n
 	d.p.Replace(old, n)
 	return d.drain()
@@ -520,14 +521,15 @@ func TestRandomPolicy(t *testing.T) {
 	}
 }
 
-// TestAuxRestored checks that the policies that index nodes by Aux give
-// it back when they stop tracking a node, however that happens.
-func TestAuxRestored(t *testing.T) {
+// TestUntrackedQueue checks that the policies that keep their nodes in a
+// heap or a slice clear a node's Queue when they stop tracking it, however
+// that happens, and forget it.
+func TestUntrackedQueue(t *testing.T) {
 	for _, name := range []string{"lfu", "lrfu", "dlfu", "random"} {
 		p := newNamed(t, name, 3, false)
 		ns := make([]*node.Node, 8)
 		for i := range ns {
-			ns[i] = &node.Node{Hash: mix(uint64(i)), Weight: 1, Aux: 1000 + uint64(i)}
+			ns[i] = &node.Node{Hash: mix(uint64(i)), Weight: 1}
 		}
 		for _, n := range ns[:5] {
 			p.Add(n)
@@ -539,9 +541,20 @@ func TestAuxRestored(t *testing.T) {
 			evicted = append(evicted, v)
 		}
 		for _, n := range append(evicted, ns[1], ns[2]) {
-			if n.Aux < 1000 || n.Queue != 0 {
-				t.Fatalf("%s: untracked node has Aux %d, Queue %d", name, n.Aux, n.Queue)
+			if n.Queue != 0 {
+				t.Fatalf("%s: untracked node %d has Queue %d", name, unmix(n.Hash), n.Queue)
 			}
+		}
+		if p.Len() != 3 {
+			t.Fatalf("%s: Len %d after evicting down to 3", name, p.Len())
+		}
+		for _, n := range []*node.Node{ns[0], ns[3], ns[4], ns[5]} {
+			if n.Queue != 0 {
+				p.Remove(n)
+			}
+		}
+		if p.Len() != 0 || p.Weight() != 0 {
+			t.Fatalf("%s: Len %d, Weight %d after removing every node", name, p.Len(), p.Weight())
 		}
 	}
 }
@@ -602,8 +615,8 @@ func TestClassicNoAllocs(t *testing.T) {
 				if weighted {
 					w = uint32(i % 4)
 				}
-				nodes[i] = &node.Node{Hash: mix(uint64(i)), Weight: w, Aux: uint64(i)}
-				spare[i] = &node.Node{Hash: mix(uint64(i)), Weight: w, Aux: uint64(i)}
+				nodes[i] = &node.Node{Hash: mix(uint64(i)), Weight: w}
+				spare[i] = &node.Node{Hash: mix(uint64(i)), Weight: w}
 			}
 			keys := make([]int, 1<<16)
 			for i := range keys {
@@ -626,7 +639,7 @@ func TestClassicNoAllocs(t *testing.T) {
 					p.Access(n)
 				}
 				for v := p.Evict(); v != nil; v = p.Evict() {
-					tracked[v.Aux] = false
+					tracked[unmix(v.Hash)] = false
 				}
 			}
 			for range 200_000 {
@@ -672,11 +685,11 @@ func replayZipf(p Policy, ops int, seed uint64) float64 {
 			p.Access(n)
 			continue
 		}
-		*n = node.Node{Hash: mix(k), Weight: 1, Aux: k}
+		*n = node.Node{Hash: mix(k), Weight: 1}
 		p.Add(n)
 		tracked[k] = true
 		for v := p.Evict(); v != nil; v = p.Evict() {
-			tracked[v.Aux] = false
+			tracked[unmix(v.Hash)] = false
 		}
 	}
 	return float64(hits) / float64(ops)

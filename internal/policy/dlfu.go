@@ -129,7 +129,7 @@ func (p *DLFU) Add(n *node.Node) {
 // Access implements Policy.
 func (p *DLFU) Access(n *node.Node) {
 	i := p.heap.index(n)
-	e := &p.heap.items[i]
+	e := p.heap.items[i]
 	e.key += p.incr
 	e.seq = p.clock + 1
 	p.heap.fix(i)

@@ -68,7 +68,7 @@ func (p *LFU) Add(n *node.Node) {
 func (p *LFU) Access(n *node.Node) {
 	p.clock++
 	i := p.heap.index(n)
-	e := &p.heap.items[i]
+	e := p.heap.items[i]
 	e.count++
 	e.key = p.age + float64(e.count)
 	e.seq = p.clock
@@ -106,25 +106,26 @@ type heapItem struct {
 	key   float64 // lower keys are evicted first
 	seq   uint64  // breaks ties: the lower (older) one is evicted first
 	count uint64  // LFU's reference count; unused by the others
-	aux   uint64  // n.Aux from before the node was tracked
+	pos   int     // the item's index in heapQueue.items
 }
 
 // heapQueue is a binary min-heap of nodes, shared by LFU, LRFU and DLFU.
-// While a node is in the heap, its Aux holds its index in items and its
-// Queue is qHeap; the Aux it had before is kept in its item and given back
-// when the node leaves, so an owner that keeps something in Aux between
-// tracking periods finds it again. Keys live in items, next to the node
-// pointers, so sifting touches no node but the ones it moves. The slice
-// only grows to the largest number of tracked nodes: there is no
-// allocation in steady state.
+// A node has no room for its position in the heap, so the heap keeps its
+// own record per node: an item, found from the node through a map, that
+// holds the node's priority and its position. Sifting moves item pointers
+// and writes the moved items' positions, never the map. A tracked node's
+// Queue is qHeap. Items of nodes that leave are kept for reuse, so in
+// steady state nothing is allocated.
 type heapQueue struct {
-	items []heapItem
+	items []*heapItem
+	of    map[*node.Node]*heapItem
+	free  []*heapItem
 }
 
 func (h *heapQueue) len() int { return len(h.items) }
 
 // index returns n's position in the heap.
-func (h *heapQueue) index(n *node.Node) int { return int(n.Aux) }
+func (h *heapQueue) index(n *node.Node) int { return h.of[n].pos }
 
 func (a *heapItem) before(b *heapItem) bool {
 	if a.key != b.key {
@@ -135,20 +136,20 @@ func (a *heapItem) before(b *heapItem) bool {
 
 // up moves item i toward the root until its parent goes before it. The
 // item is lifted out and the ones it passes move down into the hole, so
-// each moved node's Aux is written once.
+// each moved item's position is written once.
 func (h *heapQueue) up(i int) {
 	e := h.items[i]
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !e.before(&h.items[parent]) {
+		if !e.before(h.items[parent]) {
 			break
 		}
 		h.items[i] = h.items[parent]
-		h.items[i].n.Aux = uint64(i)
+		h.items[i].pos = i
 		i = parent
 	}
 	h.items[i] = e
-	e.n.Aux = uint64(i)
+	e.pos = i
 }
 
 // down moves item i toward the leaves until no child goes before it, and
@@ -161,21 +162,21 @@ func (h *heapQueue) down(i int) bool {
 		if child >= n {
 			break
 		}
-		if r := child + 1; r < n && h.items[r].before(&h.items[child]) {
+		if r := child + 1; r < n && h.items[r].before(h.items[child]) {
 			child = r
 		}
-		if !h.items[child].before(&e) {
+		if !h.items[child].before(e) {
 			break
 		}
 		h.items[i] = h.items[child]
-		h.items[i].n.Aux = uint64(i)
+		h.items[i].pos = i
 		i = child
 	}
 	if i == start {
 		return false
 	}
 	h.items[i] = e
-	e.n.Aux = uint64(i)
+	e.pos = i
 	return true
 }
 
@@ -195,9 +196,19 @@ func (h *heapQueue) heapify() {
 
 // push starts tracking n with the given priority.
 func (h *heapQueue) push(n *node.Node, key float64, seq, count uint64) {
+	var e *heapItem
+	if k := len(h.free); k > 0 {
+		e, h.free = h.free[k-1], h.free[:k-1]
+	} else {
+		e = new(heapItem)
+	}
 	i := len(h.items)
-	h.items = append(h.items, heapItem{n: n, key: key, seq: seq, count: count, aux: n.Aux})
-	n.Aux = uint64(i)
+	*e = heapItem{n: n, key: key, seq: seq, count: count, pos: i}
+	h.items = append(h.items, e)
+	if h.of == nil {
+		h.of = make(map[*node.Node]*heapItem)
+	}
+	h.of[n] = e
 	n.Queue = qHeap
 	h.up(i)
 }
@@ -208,23 +219,27 @@ func (h *heapQueue) remove(i int) heapItem {
 	last := len(h.items) - 1
 	if i != last {
 		h.items[i] = h.items[last]
-		h.items[i].n.Aux = uint64(i)
+		h.items[i].pos = i
 	}
-	h.items[last] = heapItem{} // drop the pointer for the collector
+	h.items[last] = nil
 	h.items = h.items[:last]
 	if i != last {
 		h.fix(i)
 	}
-	e.n.Aux = e.aux
+	delete(h.of, e.n)
 	e.n.Queue = 0
-	return e
+	out := *e
+	*e = heapItem{} // drop the pointer for the collector
+	h.free = append(h.free, e)
+	return out
 }
 
 // replace puts n in old's item, keeping old's priority.
 func (h *heapQueue) replace(old, n *node.Node) {
-	i := h.index(old)
-	e := &h.items[i]
-	old.Aux, old.Queue = e.aux, 0
-	e.n, e.aux = n, n.Aux
-	n.Aux, n.Queue = uint64(i), qHeap
+	e := h.of[old]
+	delete(h.of, old)
+	old.Queue = 0
+	e.n = n
+	h.of[n] = e
+	n.Queue = qHeap
 }

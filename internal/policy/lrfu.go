@@ -89,7 +89,7 @@ func (p *LRFU) Access(n *node.Node) {
 	p.clock++
 	now := p.lambda * float64(p.clock)
 	i := p.heap.index(n)
-	e := &p.heap.items[i]
+	e := p.heap.items[i]
 	// The old CRF, decayed to now, is 2^(key-now); add F(0) = 1.
 	e.key = now + math.Log1p(math.Exp2(e.key-now))/math.Ln2
 	e.seq = p.clock

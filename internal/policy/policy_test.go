@@ -26,6 +26,16 @@ func mix(x uint64) uint64 {
 	return x
 }
 
+// unmix inverts mix, so a test finds a node's key from its Hash.
+func unmix(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0x9cb4b2f8129337db // the inverse of 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	x *= 0x4f74430c22a54005 // the inverse of 0xff51afd7ed558ccd
+	x ^= x >> 33
+	return x
+}
+
 // TestContract drives every policy with random operations and checks it
 // against a reference set of tracked nodes.
 func TestContract(t *testing.T) {
@@ -58,7 +68,7 @@ func contract(t *testing.T, p Policy, max uint64, weighted bool, r *rand.Rand) {
 		if weighted {
 			w = uint32(r.Uint64N(max + 1)) // 0 .. max
 		}
-		return &node.Node{Hash: mix(k), Weight: w, Aux: k}
+		return &node.Node{Hash: mix(k), Weight: w}
 	}
 	keys := 3*max + 5
 	evicted := 0
@@ -88,10 +98,10 @@ func contract(t *testing.T, p Policy, max uint64, weighted bool, r *rand.Rand) {
 		}
 		for v := p.Evict(); v != nil; v = p.Evict() {
 			if !tracked[v] {
-				t.Fatalf("op %d: Evict returned an untracked node (key %d)", i, v.Aux)
+				t.Fatalf("op %d: Evict returned an untracked node (key %d)", i, unmix(v.Hash))
 			}
 			delete(tracked, v)
-			delete(byKey, v.Aux)
+			delete(byKey, unmix(v.Hash))
 			evicted++
 		}
 		if p.Len() != len(tracked) {
@@ -114,12 +124,12 @@ func TestTinyLFUOrder(t *testing.T) {
 	p := NewTinyLFU(10, false, 1)
 	nodes := map[uint64]*node.Node{}
 	add := func(k uint64) []uint64 {
-		n := &node.Node{Hash: mix(k), Weight: 1, Aux: k}
+		n := &node.Node{Hash: mix(k), Weight: 1}
 		nodes[k] = n
 		p.Add(n)
 		var out []uint64
 		for v := p.Evict(); v != nil; v = p.Evict() {
-			out = append(out, v.Aux)
+			out = append(out, unmix(v.Hash))
 		}
 		return out
 	}
@@ -195,11 +205,11 @@ func TestWindowAdapts(t *testing.T) {
 					p.Access(n)
 					continue
 				}
-				n := &node.Node{Hash: mix(k), Weight: 1, Aux: k}
+				n := &node.Node{Hash: mix(k), Weight: 1}
 				m[k] = n
 				p.Add(n)
 				for v := p.Evict(); v != nil; v = p.Evict() {
-					delete(m, v.Aux)
+					delete(m, unmix(v.Hash))
 				}
 			}
 			return p.WindowMax()

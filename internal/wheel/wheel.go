@@ -16,32 +16,28 @@
 // (1 ns to ~16.8 ms) make expiry exact to the nanosecond without ever scanning
 // a bucket whose time has not come.
 //
-// A scheduled node with deadline d later than the wheel's time t sits at the
+// A scheduled timer with deadline d later than the wheel's time t sits at the
 // level of the highest digit in which d and t differ, in the bucket numbered
-// by d's digit there. So every node of a level shares all higher digits with
+// by d's digit there. So every timer of a level shares all higher digits with
 // t and has a larger digit at its own level, and the next time at which
 // anything can happen is the start of the lowest occupied bucket of the
 // lowest occupied level. Advance jumps from one such bucket start to the next:
-// the bucket's nodes that are due are expired, the others are cascaded to a
-// lower level, which happens at most once per level over a node's life. A
+// the bucket's timers that are due are expired, the others are cascaded to a
+// lower level, which happens at most once per level over a timer's life. A
 // 64-bit occupancy mask per level finds the next bucket in O(1), so an Advance
-// costs O(levels) plus O(1) per node it visits, never a scan of all nodes.
+// costs O(levels) plus O(1) per timer it visits, never a scan of all timers.
 //
-// Nodes scheduled with a deadline at or before the wheel's time wait in an
+// Timers scheduled with a deadline at or before the wheel's time wait in an
 // overdue list and are expired by the next Advance.
 //
-// Buckets are circular doubly linked lists threaded through the nodes' timer
-// links with a sentinel node per list, so a scheduled node always has non-nil
+// Buckets are circular doubly linked lists threaded through the timers' links
+// with a sentinel timer per list, so a scheduled timer always has non-nil
 // links and an unscheduled one has nil links, and Deschedule is O(1).
 //
 // Nothing in this package is safe for concurrent use.
 package wheel
 
-import (
-	"math/bits"
-
-	"github.com/cachekit/cachekit/internal/node"
-)
+import "math/bits"
 
 const (
 	// digitBits is the number of key bits that one level resolves.
@@ -52,41 +48,53 @@ const (
 	digitMask = bucketsPerLevel - 1
 	// numLevels is the number of levels needed to cover 64-bit keys.
 	numLevels = (64 + digitBits - 1) / digitBits
-	// noBucket is the Aux value of sentinels of lists that have no occupancy
+	// noBucket is the Deadline of sentinels of lists that have no occupancy
 	// bit (the pending and overdue lists). Bucket sentinels store
-	// level<<digitBits | index instead.
-	noBucket = ^uint64(0)
+	// level<<digitBits | index there instead.
+	noBucket = -1
 	// bias maps int64 times to uint64 keys preserving order.
 	bias = uint64(1) << 63
 )
 
-// Wheel is a hierarchical timing wheel of *node.Node ordered by their
+// Timer is the wheel's per-entry record: an owner embeds it in whatever
+// it schedules (the cache, in its entries with a TTL) and finds its
+// object back from the *Timer that Advance passes to expire. Its links
+// belong to the wheel; Deadline to the owner, who sets it before Schedule
+// and does not change it while the timer is scheduled.
+type Timer struct {
+	prev, next *Timer
+	// Deadline is the expiry time, nanoseconds in the owner's clock. In the
+	// wheel's own sentinels it tags the list (see noBucket).
+	Deadline int64
+}
+
+// Wheel is a hierarchical timing wheel of *Timer ordered by their
 // Deadline. Create one with New; the zero value is not usable, and a Wheel
 // must not be copied.
 //
 // A Wheel is not safe for concurrent use: the caller must serialize all calls
 // (in a cache, by holding its maintenance lock).
 type Wheel struct {
-	// time is the key of the wheel's current time: every node with a
+	// time is the key of the wheel's current time: every timer with a
 	// deadline at or before it has been expired or sits in pending or
 	// overdue.
 	time uint64
-	// len is the number of scheduled nodes.
+	// len is the number of scheduled timers.
 	len int
 	// occupied has bit i of word L set iff bucket i of level L is non-empty.
 	occupied [numLevels]uint64
-	// pending holds the nodes of the bucket that Advance last opened and has
+	// pending holds the timers of the bucket that Advance last opened and has
 	// not finished visiting (its start is time).
-	pending node.Node
-	// overdue holds nodes scheduled with a deadline at or before time.
-	overdue node.Node
-	// visited counts the nodes that Advance has visited (expired or
+	pending Timer
+	// overdue holds timers scheduled with a deadline at or before time.
+	overdue Timer
+	// visited counts the timers that Advance has visited (expired or
 	// cascaded) over the wheel's life; only tests read it.
 	visited uint64
 	// buckets are the sentinels of the bucket lists, by level and index. A
-	// level's array is allocated when a node is first placed in it: a
+	// level's array is allocated when a timer is first placed in it: a
 	// cache's deadlines use a few levels, and an empty wheel stays small.
-	buckets [numLevels]*[bucketsPerLevel]node.Node
+	buckets [numLevels]*[bucketsPerLevel]Timer
 }
 
 // New returns an empty wheel whose current time is now.
@@ -98,38 +106,38 @@ func New(now int64) *Wheel {
 }
 
 // level returns the buckets of level l, allocating them on first use.
-func (w *Wheel) level(l uint) *[bucketsPerLevel]node.Node {
+func (w *Wheel) level(l uint) *[bucketsPerLevel]Timer {
 	b := w.buckets[l]
 	if b == nil {
-		b = new([bucketsPerLevel]node.Node)
+		b = new([bucketsPerLevel]Timer)
 		for i := range b {
-			initList(&b[i], uint64(l)<<digitBits|uint64(i))
+			initList(&b[i], int64(l)<<digitBits|int64(i))
 		}
 		w.buckets[l] = b
 	}
 	return b
 }
 
-// Len returns the number of scheduled nodes.
+// Len returns the number of scheduled timers.
 func (w *Wheel) Len() int { return w.len }
 
 // Scheduled reports whether n is scheduled (on w, if n is used with w only).
-func (w *Wheel) Scheduled(n *node.Node) bool { return n.TimerNext() != nil }
+func (w *Wheel) Scheduled(n *Timer) bool { return n.next != nil }
 
 // Schedule adds n to the wheel, to be expired by the first Advance whose now
 // is at or after n.Deadline. A deadline at or before the wheel's current time
-// is allowed: the node expires on the next Advance.
+// is allowed: the timer expires on the next Advance.
 //
 // n.Deadline must not be 0 and must not change while n is scheduled, and n
 // must not be scheduled already; Schedule panics if either check fails.
 // Schedule allocates only when it is the first to use one of the wheel's
 // levels (at most once per level over the wheel's life).
-func (w *Wheel) Schedule(n *node.Node) {
+func (w *Wheel) Schedule(n *Timer) {
 	if n.Deadline == 0 {
-		panic("wheel: Schedule of a node without a deadline")
+		panic("wheel: Schedule of a timer without a deadline")
 	}
-	if n.TimerNext() != nil {
-		panic("wheel: Schedule of a node that is already scheduled")
+	if n.next != nil {
+		panic("wheel: Schedule of a timer that is already scheduled")
 	}
 	w.len++
 	w.place(n)
@@ -137,50 +145,50 @@ func (w *Wheel) Schedule(n *node.Node) {
 
 // Deschedule removes n from the wheel. It is a no-op if n is not scheduled.
 // A scheduled n must be scheduled on w, not on another wheel.
-func (w *Wheel) Deschedule(n *node.Node) {
-	prev, next := n.TimerPrev(), n.TimerNext()
+func (w *Wheel) Deschedule(n *Timer) {
+	prev, next := n.prev, n.next
 	if next == nil {
 		return
 	}
 	unlink(n)
 	w.len--
-	if prev == next && prev.Aux != noBucket {
+	if prev == next && prev.Deadline != noBucket {
 		// Only the sentinel is left: the bucket is now empty.
-		w.occupied[prev.Aux>>digitBits] &^= 1 << (prev.Aux & digitMask)
+		w.occupied[prev.Deadline>>digitBits] &^= 1 << (prev.Deadline & digitMask)
 	}
 }
 
 // Advance moves the wheel's current time to now and calls expire for every
-// scheduled node whose Deadline is at or before now, after unlinking it: when
-// expire runs, the node is no longer scheduled, and expire may Schedule or
-// Deschedule any node (itself included) but must not call Advance. Nodes
+// scheduled timer whose Deadline is at or before now, after unlinking it: when
+// expire runs, the timer is no longer scheduled, and expire may Schedule or
+// Deschedule any timer (itself included) but must not call Advance. Timers
 // that expire schedules with a deadline at or before now are expired by the
-// same Advance. Nodes with a later deadline are never passed to expire. A nil
-// expire drops expired nodes silently.
+// same Advance. Timers with a later deadline are never passed to expire. A nil
+// expire drops expired timers silently.
 //
-// Advance visits a node when it expires it or when it cascades it from a
+// Advance visits a timer when it expires it or when it cascades it from a
 // coarse bucket to a finer one. If budget > 0, Advance visits at most budget
-// nodes; when the budget runs out before the wheel has reached now, it
+// timers; when the budget runs out before the wheel has reached now, it
 // returns false and the wheel's current time stays at the point reached, so a
 // later call with the same or a later now continues without losing or
-// expiring twice any node. budget <= 0 means no limit. Advance returns true
-// once the wheel's time is now and no node due at now is left.
+// expiring twice any timer. budget <= 0 means no limit. Advance returns true
+// once the wheel's time is now and no timer due at now is left.
 //
 // If now is earlier than the wheel's current time, Advance does nothing and
 // returns true.
-func (w *Wheel) Advance(now int64, budget int, expire func(*node.Node)) (done bool) {
+func (w *Wheel) Advance(now int64, budget int, expire func(*Timer)) (done bool) {
 	target := key(now)
 	if target < w.time {
 		return true
 	}
 	visits := 0
 	for {
-		// Visit the nodes of the opened bucket and the overdue ones. The
+		// Visit the timers of the opened bucket and the overdue ones. The
 		// lists are re-read each time because expire may change them.
 		for {
-			n := w.pending.TimerNext()
+			n := w.pending.next
 			if n == &w.pending {
-				if n = w.overdue.TimerNext(); n == &w.overdue {
+				if n = w.overdue.next; n == &w.overdue {
 					break
 				}
 			}
@@ -228,8 +236,8 @@ func (w *Wheel) Advance(now int64, budget int, expire func(*node.Node)) (done bo
 		if budget > 0 && visits >= budget {
 			return false
 		}
-		// Open the bucket: move its nodes to pending and advance to its
-		// start. No node can be placed in it again, since its digit now
+		// Open the bucket: move its timers to pending and advance to its
+		// start. No timer can be placed in it again, since its digit now
 		// equals the time's.
 		w.time = start
 		w.occupied[level] &^= 1 << index
@@ -239,7 +247,7 @@ func (w *Wheel) Advance(now int64, budget int, expire func(*node.Node)) (done bo
 
 // place links n, which is counted in len but not linked, into the overdue
 // list or the bucket its deadline selects relative to the wheel's time.
-func (w *Wheel) place(n *node.Node) {
+func (w *Wheel) place(n *Timer) {
 	d := key(n.Deadline)
 	if d <= w.time {
 		pushBack(&w.overdue, n)
@@ -254,37 +262,36 @@ func (w *Wheel) place(n *node.Node) {
 // key maps a time to a key, preserving order.
 func key(t int64) uint64 { return uint64(t) ^ bias }
 
-// initList makes s the sentinel of an empty list, tagged with aux.
-func initList(s *node.Node, aux uint64) {
-	s.SetTimerLinks(s, s)
-	s.Aux = aux
+// initList makes s the sentinel of an empty list, tagged with tag.
+func initList(s *Timer, tag int64) {
+	s.prev, s.next = s, s
+	s.Deadline = tag
 }
 
 // pushBack links n, which must not be linked, before sentinel s.
-func pushBack(s, n *node.Node) {
-	last := s.TimerPrev()
-	n.SetTimerLinks(last, s)
-	last.SetTimerLinks(last.TimerPrev(), n)
-	s.SetTimerLinks(n, s.TimerNext())
+func pushBack(s, n *Timer) {
+	last := s.prev
+	n.prev, n.next = last, s
+	last.next = n
+	s.prev = n
 }
 
-// unlink removes the linked node n from its list and clears its links.
-func unlink(n *node.Node) {
-	prev, next := n.TimerPrev(), n.TimerNext()
-	prev.SetTimerLinks(prev.TimerPrev(), next)
-	next.SetTimerLinks(prev, next.TimerNext())
-	n.SetTimerLinks(nil, nil)
+// unlink removes the linked timer n from its list and clears its links.
+func unlink(n *Timer) {
+	n.prev.next = n.next
+	n.next.prev = n.prev
+	n.prev, n.next = nil, nil
 }
 
-// spliceAll moves every node of the list with sentinel from to the list with
-// sentinel to, which must be empty, in O(1).
-func spliceAll(from, to *node.Node) {
-	first, last := from.TimerNext(), from.TimerPrev()
+// spliceAll moves every timer of the list with sentinel from to the list
+// with sentinel to, which must be empty, in O(1).
+func spliceAll(from, to *Timer) {
+	first, last := from.next, from.prev
 	if first == from {
 		return
 	}
-	to.SetTimerLinks(last, first)
-	first.SetTimerLinks(to, first.TimerNext())
-	last.SetTimerLinks(last.TimerPrev(), to)
-	from.SetTimerLinks(from, from)
+	to.prev, to.next = last, first
+	first.prev = to
+	last.next = to
+	from.prev, from.next = from, from
 }

@@ -6,8 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
-
-	"github.com/cachekit/cachekit/internal/node"
 )
 
 // seed is the fixed seed of every randomized test; tests log it.
@@ -38,11 +36,11 @@ func addSat(a, b int64) int64 {
 func checkInvariants(t *testing.T, w *Wheel) {
 	t.Helper()
 	count := 0
-	walk := func(s *node.Node, ok func(n *node.Node) bool) int {
+	walk := func(s *Timer, ok func(n *Timer) bool) int {
 		c := 0
 		prev := s
-		for n := s.TimerNext(); n != s; n = n.TimerNext() {
-			if n.TimerPrev() != prev {
+		for n := s.next; n != s; n = n.next {
+			if n.prev != prev {
 				t.Fatalf("broken back link")
 			}
 			if !ok(n) {
@@ -54,13 +52,13 @@ func checkInvariants(t *testing.T, w *Wheel) {
 				t.Fatalf("list longer than Len")
 			}
 		}
-		if s.TimerPrev() != prev {
+		if s.prev != prev {
 			t.Fatalf("broken sentinel back link")
 		}
 		return c
 	}
-	count += walk(&w.overdue, func(n *node.Node) bool { return key(n.Deadline) <= w.time })
-	count += walk(&w.pending, func(n *node.Node) bool {
+	count += walk(&w.overdue, func(n *Timer) bool { return key(n.Deadline) <= w.time })
+	count += walk(&w.pending, func(n *Timer) bool {
 		d := key(n.Deadline)
 		return d >= w.time
 	})
@@ -73,7 +71,7 @@ func checkInvariants(t *testing.T, w *Wheel) {
 		}
 		for i := range w.buckets[l] {
 			s := &w.buckets[l][i]
-			c := walk(s, func(n *node.Node) bool {
+			c := walk(s, func(n *Timer) bool {
 				d := key(n.Deadline)
 				if d <= w.time {
 					return false
@@ -162,23 +160,23 @@ func TestModel(t *testing.T) {
 // runModel performs ops random operations on a pool of size nodes.
 func runModel(t *testing.T, r *rand.Rand, start int64, size, ops int) {
 	w := New(start)
-	nodes := make([]node.Node, size)
-	scheduled := make(map[*node.Node]bool) // the reference
-	now := start                           // the latest now passed to Advance
-	completed := true                      // whether the last Advance returned true
+	nodes := make([]Timer, size)
+	scheduled := make(map[*Timer]bool) // the reference
+	now := start                       // the latest now passed to Advance
+	completed := true                  // whether the last Advance returned true
 	var expirations, advances, incomplete int
 
-	schedule := func(n *node.Node, at int64) {
+	schedule := func(n *Timer, at int64) {
 		n.Deadline = randDeadline(r, at)
 		w.Schedule(n)
 		scheduled[n] = true
 	}
-	deschedule := func(n *node.Node) {
+	deschedule := func(n *Timer) {
 		w.Deschedule(n)
 		delete(scheduled, n)
 	}
 	var callNow int64
-	expire := func(n *node.Node) {
+	expire := func(n *Timer) {
 		expirations++
 		if !scheduled[n] {
 			t.Fatalf("expired node (deadline %d) that is not scheduled", n.Deadline)
@@ -186,7 +184,7 @@ func runModel(t *testing.T, r *rand.Rand, start int64, size, ops int) {
 		if n.Deadline > callNow {
 			t.Fatalf("expired early: deadline %d > now %d", n.Deadline, callNow)
 		}
-		if w.Scheduled(n) || n.TimerNext() != nil || n.TimerPrev() != nil {
+		if w.Scheduled(n) || n.next != nil || n.prev != nil {
 			t.Fatalf("expired node is still linked")
 		}
 		delete(scheduled, n)
@@ -276,8 +274,8 @@ func runModel(t *testing.T, r *rand.Rand, start int64, size, ops int) {
 }
 
 // collect returns an expire callback that appends to *out.
-func collect(out *[]*node.Node) func(*node.Node) {
-	return func(n *node.Node) { *out = append(*out, n) }
+func collect(out *[]*Timer) func(*Timer) {
+	return func(n *Timer) { *out = append(*out, n) }
 }
 
 // TestFarFuture schedules deadlines beyond the coarse levels, up to
@@ -296,13 +294,13 @@ func TestFarFuture(t *testing.T) {
 		start + 100*365*day,
 		1 << 62,
 	}
-	nodes := make([]node.Node, len(deadlines))
+	nodes := make([]Timer, len(deadlines))
 	for i, d := range deadlines {
 		nodes[i].Deadline = d
 		w.Schedule(&nodes[i])
 	}
 	checkInvariants(t, w)
-	var got []*node.Node
+	var got []*Timer
 	steps := []int64{start + 6*day, start + 7*day, start + 365*day - 1, 1<<62 - 1, 1 << 62, math.MaxInt64 - 2, math.MaxInt64 - 1, math.MaxInt64}
 	for _, now := range steps {
 		got = got[:0]
@@ -340,7 +338,7 @@ func TestPastDeadlines(t *testing.T) {
 	now := int64(1000)
 	w := New(now)
 	deadlines := []int64{5, -7, now, now - 1, math.MinInt64, now + 1}
-	nodes := make([]node.Node, len(deadlines))
+	nodes := make([]Timer, len(deadlines))
 	for i, d := range deadlines {
 		nodes[i].Deadline = d
 		w.Schedule(&nodes[i])
@@ -352,7 +350,7 @@ func TestPastDeadlines(t *testing.T) {
 		t.Fatalf("Len %d, want %d", w.Len(), len(nodes))
 	}
 	checkInvariants(t, w)
-	var got []*node.Node
+	var got []*Timer
 	if !w.Advance(now, 0, collect(&got)) {
 		t.Fatal("Advance returned false")
 	}
@@ -376,7 +374,7 @@ func TestPastDeadlines(t *testing.T) {
 // TestAdvanceBackwards checks that an earlier now is a no-op.
 func TestAdvanceBackwards(t *testing.T) {
 	w := New(100)
-	var n1, n2 node.Node
+	var n1, n2 Timer
 	n1.Deadline, n2.Deadline = 150, 90
 	w.Schedule(&n1)
 	if !w.Advance(200, 0, nil) || w.Len() != 0 {
@@ -384,10 +382,10 @@ func TestAdvanceBackwards(t *testing.T) {
 	}
 	w.Schedule(&n2) // due: 90 <= 200
 	called := false
-	if !w.Advance(50, 0, func(*node.Node) { called = true }) || called || w.Len() != 1 {
+	if !w.Advance(50, 0, func(*Timer) { called = true }) || called || w.Len() != 1 {
 		t.Fatalf("Advance backwards: called %v, Len %d", called, w.Len())
 	}
-	if !w.Advance(200, 0, func(*node.Node) { called = true }) || !called || w.Len() != 0 {
+	if !w.Advance(200, 0, func(*Timer) { called = true }) || !called || w.Len() != 0 {
 		t.Fatalf("Advance at the same time: called %v, Len %d", called, w.Len())
 	}
 }
@@ -396,7 +394,7 @@ func TestAdvanceBackwards(t *testing.T) {
 // scheduled does nothing.
 func TestDescheduleUnscheduled(t *testing.T) {
 	w := New(0)
-	var a, b node.Node
+	var a, b Timer
 	a.Deadline, b.Deadline = 10, 20
 	w.Deschedule(&a)
 	if w.Len() != 0 || w.Scheduled(&a) {
@@ -410,7 +408,7 @@ func TestDescheduleUnscheduled(t *testing.T) {
 		t.Fatalf("Len %d", w.Len())
 	}
 	checkInvariants(t, w)
-	var got []*node.Node
+	var got []*Timer
 	if !w.Advance(100, 0, collect(&got)) || len(got) != 1 || got[0] != &b {
 		t.Fatalf("expired %d nodes", len(got))
 	}
@@ -425,14 +423,14 @@ func TestDescheduleUnscheduled(t *testing.T) {
 func TestSchedulePanics(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		setup func(w *Wheel, n *node.Node)
+		setup func(w *Wheel, n *Timer)
 	}{
-		{"zero deadline", func(*Wheel, *node.Node) {}},
-		{"twice", func(w *Wheel, n *node.Node) { n.Deadline = 5; w.Schedule(n) }},
+		{"zero deadline", func(*Wheel, *Timer) {}},
+		{"twice", func(w *Wheel, n *Timer) { n.Deadline = 5; w.Schedule(n) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := New(0)
-			var n node.Node
+			var n Timer
 			tc.setup(w, &n)
 			defer func() {
 				if recover() == nil {
@@ -448,7 +446,7 @@ func TestSchedulePanics(t *testing.T) {
 // nodes, including ones in the bucket being expired and ones already due.
 func TestExpireCallbackChangesWheel(t *testing.T) {
 	w := New(0)
-	nodes := make([]node.Node, 8)
+	nodes := make([]Timer, 8)
 	// 0..3 share a bucket and are due at 100; 4 is due at 200.
 	for i := range 5 {
 		nodes[i].Deadline = 100
@@ -457,8 +455,8 @@ func TestExpireCallbackChangesWheel(t *testing.T) {
 		}
 		w.Schedule(&nodes[i])
 	}
-	var got []*node.Node
-	expire := func(n *node.Node) {
+	var got []*Timer
+	expire := func(n *Timer) {
 		got = append(got, n)
 		switch n {
 		case &nodes[0]:
@@ -482,11 +480,11 @@ func TestExpireCallbackChangesWheel(t *testing.T) {
 			t.Fatal("Advance does not finish")
 		}
 	}
-	count := map[*node.Node]int{}
+	count := map[*Timer]int{}
 	for _, n := range got {
 		count[n]++
 	}
-	want := map[*node.Node]int{&nodes[0]: 1, &nodes[2]: 2, &nodes[3]: 1, &nodes[5]: 1, &nodes[6]: 1}
+	want := map[*Timer]int{&nodes[0]: 1, &nodes[2]: 2, &nodes[3]: 1, &nodes[5]: 1, &nodes[6]: 1}
 	for n, c := range want {
 		if count[n] != c {
 			t.Errorf("node %d expired %d times, want %d", n.Deadline, count[n], c)
@@ -506,17 +504,17 @@ func TestExpireCallbackChangesWheel(t *testing.T) {
 func TestBudget(t *testing.T) {
 	r := newRand(t, 100)
 	w := New(0)
-	nodes := make([]node.Node, 1000)
+	nodes := make([]Timer, 1000)
 	for i := range nodes {
 		nodes[i].Deadline = 1 + r.Int64N(int64(time.Hour))
 		w.Schedule(&nodes[i])
 	}
-	seen := map[*node.Node]bool{}
+	seen := map[*Timer]bool{}
 	const now = int64(time.Hour)
 	calls := 0
 	for {
 		before := w.visited
-		done := w.Advance(now, 1, func(n *node.Node) {
+		done := w.Advance(now, 1, func(n *Timer) {
 			if seen[n] {
 				t.Fatal("node expired twice")
 			}
@@ -545,7 +543,7 @@ func TestWorkBounded(t *testing.T) {
 	start := int64(5*time.Second) + 12345
 	w := New(start)
 	const far, due = 100_000, 10
-	nodes := make([]node.Node, far+due)
+	nodes := make([]Timer, far+due)
 	for i := range nodes {
 		if i < due {
 			nodes[i].Deadline = start + 1 + r.Int64N(int64(time.Millisecond))
@@ -555,7 +553,7 @@ func TestWorkBounded(t *testing.T) {
 		w.Schedule(&nodes[i])
 	}
 	expired := 0
-	expire := func(*node.Node) { expired++ }
+	expire := func(*Timer) { expired++ }
 	now := start + int64(time.Millisecond)
 	if !w.Advance(now, 0, expire) {
 		t.Fatal("Advance with no budget returned false")
@@ -604,10 +602,10 @@ func TestNoAllocs(t *testing.T) {
 			t.Fatalf("a new wheel has level %d allocated", l)
 		}
 	}
-	nodes := make([]node.Node, 64)
+	nodes := make([]Timer, 64)
 	now := int64(0)
 	i := 0
-	expire := func(*node.Node) {}
+	expire := func(*Timer) {}
 	allocs := testing.AllocsPerRun(1000, func() {
 		n := &nodes[i%len(nodes)]
 		i++
@@ -634,14 +632,14 @@ func BenchmarkScheduleAdvance(b *testing.B) {
 		deltas[i] = int64(time.Microsecond) + r.Int64N(int64(1)<<uint(10+r.IntN(32)))
 	}
 	w := New(0)
-	nodes := make([]node.Node, size)
+	nodes := make([]Timer, size)
 	now := int64(0)
 	for i := range nodes {
 		nodes[i].Deadline = now + deltas[i%len(deltas)]
 		w.Schedule(&nodes[i])
 	}
 	j := 0
-	expire := func(n *node.Node) {
+	expire := func(n *Timer) {
 		j++
 		n.Deadline = now + deltas[j%len(deltas)]
 		w.Schedule(n)
