@@ -46,7 +46,6 @@ type cache[K comparable, V any] struct {
 	segShift uint
 	seed     maphash.Seed
 	hasher   func(K) uint64 // test hook: forced collisions; nil in production
-	tomb     *entry[K, V]   // marks a removed slot
 	vkind    int            // how entries hold values (value.go)
 
 	bounded    bool
@@ -132,7 +131,6 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	c := &cache[K, V]{
 		segs:       make([]segment[K, V], nseg),
 		seed:       maphash.MakeSeed(),
-		tomb:       new(entry[K, V]),
 		vkind:      valueKind[V](),
 		weigher:    opts.Weigher,
 		defaultTTL: opts.DefaultTTL,
@@ -367,7 +365,7 @@ func probe() uint64 {
 func (h *Cache[K, V]) Get(key K) (V, bool) {
 	c := h.c
 	hash := c.hash(key)
-	e := c.segment(hash).get(key, hash, c.tomb)
+	e := c.segment(hash).get(key, hash)
 	if e == nil || e.expiredAt(c) {
 		c.count(statMisses, probe())
 		var zero V
@@ -401,7 +399,7 @@ func (c *cache[K, V]) afterRead(e *entry[K, V]) {
 func (h *Cache[K, V]) Peek(key K) (V, bool) {
 	c := h.c
 	hash := c.hash(key)
-	e := c.segment(hash).get(key, hash, c.tomb)
+	e := c.segment(hash).get(key, hash)
 	if e == nil || e.expiredAt(c) {
 		var zero V
 		return zero, false
@@ -469,7 +467,7 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 		// Replace a word-sized value in place: no allocation, and for the
 		// policy it is just an access.
 		s.mu.Lock()
-		if old := s.get(key, hash, c.tomb); old != nil && old.Tag&tagTimed == 0 && old.Weight == w {
+		if old := s.get(key, hash); old != nil && old.Tag&tagTimed == 0 && old.Weight == w {
 			prev := c.swap(old, value)
 			s.mu.Unlock()
 			c.count(statSets, p)
@@ -497,7 +495,7 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 	e.Hash = hash
 	e.Weight = w
 	s.mu.Lock()
-	old := s.put(e, c.tomb)
+	old := s.put(e)
 	s.mu.Unlock()
 
 	c.count(statSets, p)
@@ -540,7 +538,7 @@ func (h *Cache[K, V]) Delete(key K) {
 	hash := c.hash(key)
 	s := c.segment(hash)
 	s.mu.Lock()
-	e := s.remove(key, hash, nil, c.tomb)
+	e := s.remove(key, hash, nil)
 	s.mu.Unlock()
 	if e == nil {
 		return
@@ -794,7 +792,7 @@ func (c *cache[K, V]) evict() {
 func (c *cache[K, V]) drop(e *entry[K, V], cause Cause) {
 	s := c.segment(e.Hash)
 	s.mu.Lock()
-	x := s.remove(e.key, e.Hash, e, c.tomb)
+	x := s.remove(e.key, e.Hash, e)
 	s.mu.Unlock()
 	if x == nil {
 		// A caller removed or replaced it first and reports it.
@@ -826,7 +824,7 @@ func (h *Cache[K, V]) Clear() {
 	for i := range c.segs {
 		s := &c.segs[i]
 		s.mu.Lock()
-		s.clear(c.tomb, func(e *entry[K, V]) {
+		s.clear(func(e *entry[K, V]) {
 			c.untrack(e)
 			c.evictions[CauseCleared].Add(1)
 			if c.onEvict != nil {
@@ -854,7 +852,7 @@ func (h *Cache[K, V]) All() iter.Seq2[K, V] {
 		for i := range c.segs {
 			s := &c.segs[i]
 			s.mu.Lock()
-			buf = s.snapshot(buf[:0], c.tomb)
+			buf = s.snapshot(buf[:0])
 			s.mu.Unlock()
 			now := c.now()
 			for j, e := range buf {

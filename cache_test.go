@@ -457,6 +457,62 @@ func TestCollisionsBoundedEviction(t *testing.T) {
 	}
 }
 
+// Removals move entries back along their probe runs (backward-shift
+// deletion, table.go). Readers racing with those moves must still find
+// every key that stays in the cache. All keys share one hash, so they form
+// one long run of three groups; round r removes and re-inserts group r%3,
+// which is then at the front of the run, so every removal moves back every
+// key of the two other groups, which stay in the cache all round. A reader
+// reads a key of group (r+2)%3 and checks, after its Get, that the writer
+// has not reached round r+2 (which removes that group).
+func TestIndexMovesUnderReaders(t *testing.T) {
+	const group, readers, rounds = 100, 3, 200
+	c := ctNew(t, Options[int, int]{})
+	c.setHasher(func(int) uint64 { return 0 })
+	for k := range 3 * group {
+		c.Set(k, -k) // group k/group, in order
+	}
+	var round atomic.Int64
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	errs := make(chan string, readers)
+	for r := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; !stop.Load(); i++ {
+				r0 := round.Load()
+				k := int((r0+2)%3)*group + (i*7+r)%group
+				v, ok := c.Get(k)
+				if round.Load() >= r0+2 {
+					continue // the key may have been removed meanwhile
+				}
+				if !ok || v != -k {
+					errs <- fmt.Sprintf("round %d: Get(%d) = %d, %v while other keys were removed", r0, k, v, ok)
+					return
+				}
+			}
+		}()
+	}
+	for r := range int64(rounds) {
+		round.Store(r)
+		g := int(r % 3)
+		for k := g * group; k < (g+1)*group; k++ {
+			c.Delete(k)
+		}
+		for k := g * group; k < (g+1)*group; k++ {
+			c.Set(k, -k)
+		}
+	}
+	stop.Store(true)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	ctInvariants(t, c)
+}
+
 // Concurrent goroutines over colliding keys: each owns a key range (so it
 // knows exactly what Get must return) and also reads and writes shared keys
 // (whose values must at least belong to the key read).

@@ -24,7 +24,7 @@ func (h *Cache[K, V]) setRandom(fn func() float64) { h.c.random = fn }
 func (h *Cache[K, V]) deadlineOf(key K) (time.Duration, bool) {
 	c := h.c
 	hash := c.hash(key)
-	e := c.segment(hash).get(key, hash, c.tomb)
+	e := c.segment(hash).get(key, hash)
 	if e == nil {
 		return 0, false
 	}
@@ -88,17 +88,22 @@ func (h *Cache[K, V]) checkInvariants() error {
 		s := &c.segs[i]
 		s.mu.Lock()
 		t := s.tab.Load()
-		live, used := 0, 0
+		n := len(t.slots)
+		live := 0
 		for j := range t.slots {
 			e := t.slots[j].Load()
 			if e == nil {
 				continue
 			}
-			used++
-			if e == c.tomb {
-				continue
-			}
 			live++
+			// No empty slot between the entry's first slot and its own:
+			// a probe for its key reaches it.
+			for k := t.home(e.Hash); k != j; k = (k + 1) % n {
+				if t.slots[k].Load() == nil {
+					s.mu.Unlock()
+					return fmt.Errorf("segment %d: entry %v in slot %d is cut off from its first slot %d", i, e.key, j, t.home(e.Hash))
+				}
+			}
 			if got := c.segment(e.Hash); got != s {
 				s.mu.Unlock()
 				return fmt.Errorf("entry %v is in the wrong segment", e.key)
@@ -116,13 +121,17 @@ func (h *Cache[K, V]) checkInvariants() error {
 			}
 			weight += uint64(e.Weight)
 		}
-		if int64(live) != s.live.Load() || used != s.used {
+		if int64(live) != s.live.Load() {
 			s.mu.Unlock()
-			return fmt.Errorf("segment %d: live %d (counted %d), used %d (counted %d)", i, s.live.Load(), live, s.used, used)
+			return fmt.Errorf("segment %d: live %d (counted %d)", i, s.live.Load(), live)
 		}
-		if used*4 > len(t.slots)*3 {
+		if live*growLoadDen > n*growLoadNum || n > s.floor && live*shrinkLoadDen < n {
 			s.mu.Unlock()
-			return fmt.Errorf("segment %d: %d of %d slots used", i, used, len(t.slots))
+			return fmt.Errorf("segment %d: %d entries in %d slots", i, live, n)
+		}
+		if v := s.seq.Load(); v&1 != 0 {
+			s.mu.Unlock()
+			return fmt.Errorf("segment %d: seq %d is odd with no removal under way", i, v)
 		}
 		s.mu.Unlock()
 		total += live
