@@ -100,11 +100,10 @@ type removal[K comparable, V any] struct {
 	cause Cause
 }
 
-// event tells the policy about a write: e added (old nil, remove false),
-// old replaced by e, or e removed (remove true).
+// event tells the policy about a write: e added (old nil), old replaced
+// by e, or e removed (old == e, which no write can otherwise produce).
 type event[K comparable, V any] struct {
 	e, old *entry[K, V]
-	remove bool
 }
 
 // maxWriteBatch is the most queued write records that make a writer run
@@ -545,7 +544,7 @@ func (h *Cache[K, V]) Delete(key K) {
 	}
 	c.removed(e, CauseDeleted, probe())
 	if c.bounded || e.Tag&tagTimed != 0 {
-		c.afterWrite(event[K, V]{e: e, remove: true})
+		c.afterWrite(event[K, V]{e: e, old: e})
 	}
 }
 
@@ -676,7 +675,7 @@ func (c *cache[K, V]) indexed(e *entry[K, V]) bool {
 
 func (c *cache[K, V]) applyWrite(ev event[K, V]) {
 	e, old := ev.e, ev.old
-	if ev.remove {
+	if old == e {
 		c.untrack(e)
 		return
 	}
