@@ -309,7 +309,7 @@ type ctHasher struct {
 
 func ctHashers() []ctHasher {
 	return []ctHasher{
-		// Zero is also the hash of the tombstone, whose key is the zero key.
+		// Zero: every key has the first slot of its table.
 		{"constant zero", func(int) uint64 { return 0 }, 1},
 		{"constant", func(int) uint64 { return 0x9e3779b97f4a7c15 }, 1},
 		{"two values two segments", func(k int) uint64 {

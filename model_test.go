@@ -1404,7 +1404,7 @@ func fmHandSeeds() [][]byte {
 		// MaxEntries 1: churn.
 		fmProg{1, 0, 0}.set(1, 0).set(2, 0).get(1).get(2).set(3, 0).settle().get(1).get(2).get(3).
 			set(3, 0).set(3, 0).del(3).set(4, 0).settle().stats(),
-		// Every key collides: probing, tombstones, table rebuilds.
+		// Every key collides: probing, removals that move entries back, table rebuilds.
 		fmProg{8, 0x40, 0}.set(0, 0).set(1, 0).set(2, 0).set(3, 0).set(4, 0).set(5, 0).set(6, 0).
 			set(7, 0).set(8, 0).del(0).del(2).del(4).del(6).set(9, 0).set(10, 0).set(11, 0).
 			set(12, 0).set(13, 0).set(14, 0).set(15, 0).del(9).set(9, 0).set(2, 0).all().length().
