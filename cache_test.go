@@ -2255,6 +2255,45 @@ func TestGetAllocations(t *testing.T) {
 	}
 }
 
+// A Set of an existing key without a TTL replaces a word-sized value in
+// place (value.go): it allocates nothing, whatever the value's size up to a
+// word, bounded or not.
+func TestSetInPlaceAllocations(t *testing.T) {
+	for _, max := range []int{0, 1000} {
+		t.Run(fmt.Sprintf("MaxEntries %d", max), func(t *testing.T) {
+			ctSetInPlace(t, max, [2]int{1, 2})
+			ctSetInPlace(t, max, [2]int8{-1, 7})
+			ctSetInPlace(t, max, [2]ctSmallStruct{{1, 2}, {3, 4}})
+			ctSetInPlace(t, max, [2]struct{}{})
+			x, y := new(int), new(int)
+			ctSetInPlace(t, max, [2]*int{x, y})
+		})
+	}
+}
+
+func ctSetInPlace[V comparable](t *testing.T, max int, vals [2]V) {
+	t.Helper()
+	c := ctNew(t, Options[string, V]{MaxEntries: max})
+	keys := []string{"alpha", "beta", "gamma", "delta"}
+	for _, k := range keys {
+		c.Set(k, vals[0])
+	}
+	c.settle()
+	i := 0
+	if a := testing.AllocsPerRun(1000, func() {
+		c.Set(keys[i&3], vals[i&1])
+		i++
+	}); a != 0 {
+		t.Errorf("Set in place of a %T allocates %v times per call, want 0", vals[0], a)
+	}
+	for _, k := range keys {
+		c.Set(k, vals[1])
+		if v, ok := c.Get(k); !ok || v != vals[1] {
+			t.Errorf("Get(%q) = %v, %v after an in-place Set of %v", k, v, ok, vals[1])
+		}
+	}
+}
+
 const ctBenchKeys = 1 << 16
 
 func ctBenchIntKeys() []int {
