@@ -149,12 +149,13 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		c.segShift++
 	}
 	c.segShift = 64 - c.segShift
-	perSeg := opts.InitialCapacity / nseg
+	perSeg, share := opts.InitialCapacity/nseg, 0
 	if opts.MaxEntries > 0 {
-		perSeg = min(perSeg, opts.MaxEntries/nseg+1)
+		share = (opts.MaxEntries + nseg - 1) / nseg
+		perSeg = min(perSeg, share+1)
 	}
 	for i := range c.segs {
-		c.segs[i].init(perSeg)
+		c.segs[i].init(perSeg, share)
 	}
 	if c.clock != nil {
 		c.start = c.clock.Now()

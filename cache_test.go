@@ -457,15 +457,15 @@ func TestCollisionsBoundedEviction(t *testing.T) {
 	}
 }
 
-// Removals move entries back along their probe runs (backward-shift
-// deletion, table.go). Readers racing with those moves must still find
-// every key that stays in the cache. All keys share one hash, so they form
-// one long run of three groups; round r removes and re-inserts group r%3,
-// which is then at the front of the run, so every removal moves back every
-// key of the two other groups, which stay in the cache all round. A reader
-// reads a key of group (r+2)%3 and checks, after its Get, that the writer
-// has not reached round r+2 (which removes that group).
-func TestIndexMovesUnderReaders(t *testing.T) {
+// Removals in a long probe run empty their slots or mark them deleted
+// (table.go), and inserts reuse them; readers racing with both must still
+// find every key that stays in the cache. All keys share one hash, so they
+// form one long run of groups; round r removes and re-inserts key group
+// r%3, so the two other key groups stay in the cache all round while the
+// slots before and among them change. A reader reads a key of group
+// (r+2)%3 and checks, after its Get, that the writer has not reached round
+// r+2 (which removes that group).
+func TestIndexRemovalsUnderReaders(t *testing.T) {
 	const group, readers, rounds = 100, 3, 200
 	c := ctNew(t, Options[int, int]{})
 	c.setHasher(func(int) uint64 { return 0 })

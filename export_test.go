@@ -88,22 +88,53 @@ func (h *Cache[K, V]) checkInvariants() error {
 		s := &c.segs[i]
 		s.mu.Lock()
 		t := s.tab.Load()
-		n := len(t.slots)
-		live := 0
-		for j := range t.slots {
-			e := t.slots[j].Load()
-			if e == nil {
-				continue
+		n := t.size()
+		live, used := 0, 0
+		var bad error
+		for gi := range t.groups {
+			g := &t.groups[gi]
+			ctrl := g.ctrl.Load()
+			if ctrl>>56 != 0 {
+				bad = fmt.Errorf("segment %d group %d: unused control byte %#x", i, gi, ctrl>>56)
 			}
-			live++
-			// No empty slot between the entry's first slot and its own:
-			// a probe for its key reaches it.
-			for k := t.home(e.Hash); k != j; k = (k + 1) % n {
-				if t.slots[k].Load() == nil {
-					s.mu.Unlock()
-					return fmt.Errorf("segment %d: entry %v in slot %d is cut off from its first slot %d", i, e.key, j, t.home(e.Hash))
+			for j := range groupSlots {
+				b, e := ctrl>>(8*j)&0xff, g.slots[j].Load()
+				switch {
+				case b == ctrlEmpty || b == ctrlGone:
+					if e != nil {
+						bad = fmt.Errorf("segment %d group %d slot %d: control %#x but entry %v", i, gi, j, b, e.key)
+					}
+					if b == ctrlGone {
+						used++
+						if empties(ctrl) != 0 {
+							bad = fmt.Errorf("segment %d group %d: a deleted slot in a group with an empty one", i, gi)
+						}
+					}
+				case b&ctrlFull == 0:
+					bad = fmt.Errorf("segment %d group %d slot %d: control %#x", i, gi, j, b)
+				case e == nil:
+					bad = fmt.Errorf("segment %d group %d slot %d: full without an entry", i, gi, j)
+				case b != tag(e.Hash):
+					bad = fmt.Errorf("segment %d: entry %v under control %#x, want %#x", i, e.key, b, tag(e.Hash))
+				default:
+					// No group with an empty slot between the entry's
+					// home and its own group: a probe for its key
+					// reaches it.
+					for k := t.home(e.Hash); k != gi; k = (k + 1) % len(t.groups) {
+						if empties(t.groups[k].ctrl.Load()) != 0 {
+							bad = fmt.Errorf("segment %d: entry %v in group %d is cut off from its home %d", i, e.key, gi, t.home(e.Hash))
+						}
+					}
 				}
 			}
+		}
+		if bad != nil {
+			s.mu.Unlock()
+			return bad
+		}
+		for _, e := range s.snapshot(nil) {
+			live++
+			used++
 			if got := c.segment(e.Hash); got != s {
 				s.mu.Unlock()
 				return fmt.Errorf("entry %v is in the wrong segment", e.key)
@@ -121,17 +152,13 @@ func (h *Cache[K, V]) checkInvariants() error {
 			}
 			weight += uint64(e.Weight)
 		}
-		if int64(live) != s.live.Load() {
+		if int64(live) != s.live.Load() || used != s.used {
 			s.mu.Unlock()
-			return fmt.Errorf("segment %d: live %d (counted %d)", i, s.live.Load(), live)
+			return fmt.Errorf("segment %d: live %d (counted %d), used %d (counted %d)", i, s.live.Load(), live, s.used, used)
 		}
-		if live*growLoadDen > n*growLoadNum || n > s.floor && live*shrinkLoadDen < n {
+		if used*growLoadDen > n*growLoadNum || n > s.floor && live*shrinkLoadDen < n {
 			s.mu.Unlock()
-			return fmt.Errorf("segment %d: %d entries in %d slots", i, live, n)
-		}
-		if v := s.seq.Load(); v&1 != 0 {
-			s.mu.Unlock()
-			return fmt.Errorf("segment %d: seq %d is odd with no removal under way", i, v)
+			return fmt.Errorf("segment %d: %d entries and %d deleted slots in %d slots", i, live, used-live, n)
 		}
 		s.mu.Unlock()
 		total += live

@@ -1,81 +1,154 @@
 package cachekit
 
 import (
+	"math"
+	mathbits "math/bits"
 	"slices"
 	"sync"
 	"sync/atomic"
 )
 
 // The index is a fixed array of segments, each an open-addressing hash
-// table with linear probing whose slots are atomic pointers to entries.
-// Readers never lock: they load the segment's current table and probe it.
-// Writers lock the segment, so a key lives in at most one slot of the
-// current table at any time, and an insert or a replacement is a single
-// atomic store that readers see whole or not at all.
+// table whose slots are atomic pointers to entries, in groups of seven: a
+// group is one 64-byte cache line, a control word with one byte per slot
+// (empty, deleted, or full with 7 bits of the entry's hash) and the seven
+// pointers. Readers never lock: they load the segment's current table,
+// match a group's control word against the key's hash bits all at once,
+// and dereference only the slots whose bits match, so a hit costs the
+// group's line and the entry's, and probing past other keys costs no entry
+// at all. Writers lock the segment, so a key lives in at most one slot of
+// the current table at any time. A replacement is one atomic store of the
+// slot's pointer; an insert stores the pointer, then the control word; a
+// removal the control word, then the pointer (nil). A reader checks every
+// entry it dereferences against the key, so a control byte it read before
+// the slot changed can only cost it a dereference, never a wrong answer.
 //
-// A removal leaves no tombstone: the entries after the emptied slot that
-// could sit there are moved back one by one (backward-shift deletion), so
-// the slots stay as full as the live entries make them and probes never
-// wade through dead slots. Moving an entry back can hide it from a reader
-// that has already probed past its new slot, so a segment counts such
-// removals in seq (odd while one is under way), and a reader that found
-// nothing accepts the answer only if seq did not change meanwhile; a
-// reader that finds its key never needs to check, since the entry was in
-// the table when the reader saw it. A removal that moves nothing (the next
-// slot is empty: no probe sequence goes past the emptied slot) leaves seq
-// alone.
+// A probe goes from the key's home group to the next until a group with an
+// empty slot: an insert takes the first slot that is empty or deleted on
+// the way, so a key lies past a group only if that group was full when the
+// key went in. A removal therefore empties its slot when the group still
+// has an empty slot (no key was ever placed past it), and marks it deleted
+// otherwise; a group that has been full never has an empty slot again, and
+// so a reader that stops at an empty slot has not missed its key, whatever
+// else changes meanwhile. Nothing is ever moved.
 //
-// When the live entries pass 3/4 of the slots the writer builds a table
-// with twice as many slots as live entries (1.5× the old one), and when
-// they fall under 1/4 (removals, expiry) one as small, but not smaller
-// than the first table (sized by Options.InitialCapacity); tables have any
-// size, not only powers of two, so that the load stays between 1/2 and 3/4
-// as a cache grows (a key's first slot is a multiply-shift of its hash).
-// The old table is never written again once a new one is published, so a
-// reader still probing it sees a consistent, if slightly older, state.
+// When live entries plus deleted slots pass 3/4 of the slots the writer
+// builds a table with twice as many slots as live entries, and when the
+// live entries fall under 1/4 (removals, expiry) one as small, but not
+// smaller than the first table (sized by Options.InitialCapacity); tables
+// have any number of groups, not only powers of two, so that the load stays
+// between 1/2 and 3/4 as a cache grows (a key's home group is a
+// multiply-shift of its hash). The old table is never written again once a
+// new one is published, so a reader still probing it sees a consistent, if
+// slightly older, state.
 
 const (
 	minTableSize = 8
-	// A table is rebuilt when live entries pass growLoad of its slots or
-	// fall under shrinkLoad of them, to 1/rebuildLoad slots per entry.
-	growLoadNum, growLoadDen = 3, 4
+	// A table is rebuilt when its used slots pass growLoad of them or the
+	// live entries fall under shrinkLoad, to 1/rebuildLoad slots per entry.
+	growLoadNum, growLoadDen = 7, 8
 	shrinkLoadDen            = 4
 	rebuildLoadInv           = 2
 )
 
+const (
+	groupSlots = 7
+	ctrlEmpty  = 0x00 // never used since the table was built
+	ctrlGone   = 0x01 // its entry was removed while the group was full
+	ctrlFull   = 0x80 // | 7 bits of the hash: holds an entry
+
+	lsb   = 0x0101010101010101
+	low7  = 0x7f7f7f7f7f7f7f7f
+	slotH = 0x0080808080808080 // the high bit of each of the seven slot bytes
+)
+
+type group[K comparable, V any] struct {
+	ctrl  atomic.Uint64 // byte i: slot i's state; byte 7 is always 0
+	slots [groupSlots]atomic.Pointer[entry[K, V]]
+}
+
 type table[K comparable, V any] struct {
-	slots []atomic.Pointer[entry[K, V]]
+	groups []group[K, V]
 }
 
-// newTable returns a table of at least size slots: the slice's whole
-// allocation, as the allocator rounds it up.
+// newTable returns a table of at least size slots: as many groups as the
+// allocation holds once the allocator has rounded it up.
 func newTable[K comparable, V any](size int) *table[K, V] {
-	s := slices.Grow([]atomic.Pointer[entry[K, V]](nil), size)
-	return &table[K, V]{slots: s[:cap(s)]}
+	g := slices.Grow([]group[K, V](nil), (size+groupSlots-1)/groupSlots)
+	return &table[K, V]{groups: g[:cap(g)]}
 }
 
-// home returns the first slot probed for hash h: the low 32 bits of h
+func (t *table[K, V]) size() int { return len(t.groups) * groupSlots }
+
+// home returns the first group probed for hash h: the low 32 bits of h
 // scaled to the table's size (the segment is chosen by the high bits).
 func (t *table[K, V]) home(h uint64) int {
-	return int(uint64(uint32(h)) * uint64(len(t.slots)) >> 32)
+	return int(uint64(uint32(h)) * uint64(len(t.groups)) >> 32)
+}
+
+// tag returns the control byte of a slot holding an entry of hash h: bits
+// that neither the segment (the high bits) nor the home (the low 32) uses.
+func tag(h uint64) uint64 { return ctrlFull | (h>>32)&0x7f }
+
+// zeroBytes returns a word with the high bit set in each byte of x that is
+// zero, and nowhere else.
+func zeroBytes(x uint64) uint64 { return ^((x & low7) + low7 | x | low7) }
+
+// matching returns the slots of control word c whose byte is b, as their
+// bytes' high bits.
+func matching(c, b uint64) uint64 { return zeroBytes(c^(b*lsb)) & slotH }
+
+// empties returns the empty slots of control word c, likewise.
+func empties(c uint64) uint64 { return zeroBytes(c) & slotH }
+
+// slotOf returns the lowest slot of a set of high bits.
+func slotOf(m uint64) int { return mathbits.TrailingZeros64(m) >> 3 }
+
+// setCtrl sets slot j's control byte to b. Only the segment's writer, who
+// holds its lock, changes control words.
+func (g *group[K, V]) setCtrl(j int, b uint64) {
+	sh := uint(j) * 8
+	g.ctrl.Store(g.ctrl.Load()&^(0xff<<sh) | b<<sh)
 }
 
 type segment[K comparable, V any] struct {
 	mu   sync.Mutex
 	tab  atomic.Pointer[table[K, V]]
-	seq  atomic.Uint64 // removals that moved entries, ×2; odd during one
-	live atomic.Int64  // entries in the table; written under mu
+	live atomic.Int64 // entries in the table; written under mu
+	used int          // live entries plus deleted slots; guarded by mu
 	// floor is the size of the first table (Options.InitialCapacity):
-	// removals never shrink the table below it. Set before the segment is
-	// shared.
-	floor int
-	_     [24]byte // keep neighbouring segments' locks apart
+	// removals never shrink the table below it. limit, if not 0, is the
+	// size that holds the segment's share of a cache bounded by entry
+	// count at about the growth load: growing never overshoots it by much.
+	// Both are set before the segment is shared.
+	floor, limit int
+	_            [16]byte // keep neighbouring segments' locks apart
 }
 
-func (s *segment[K, V]) init(capacity int) {
+// init sizes the segment's first table for capacity entries; share, if
+// not 0, is the segment's expected share of the cache's entry bound.
+func (s *segment[K, V]) init(capacity, share int) {
 	t := newTable[K, V](tableSize(capacity))
-	s.floor = len(t.slots)
+	s.floor = t.size()
+	if share > 0 {
+		// Keys spread over segments binomially: three standard deviations
+		// above the mean, at the growth load.
+		n := share + 3*int(math.Sqrt(float64(share))) + 1
+		s.limit = n * growLoadDen / growLoadNum
+	}
 	s.tab.Store(t)
+}
+
+// grownSize returns the size of the table that a segment outgrowing its
+// table at live entries gets: twice as many slots as entries, but not
+// past the segment's limit unless it must; past the limit (a segment with
+// more than its share, or a cache briefly over its bound), by an eighth.
+func (s *segment[K, V]) grownSize(live int) int {
+	size := tableSize(live)
+	if s.limit > 0 && size > s.limit {
+		size = max(s.limit, (live+live/8+1)*growLoadDen/growLoadNum)
+	}
+	return size
 }
 
 // tableSize returns the number of slots for n live entries: 1/rebuildLoad
@@ -86,24 +159,21 @@ func tableSize(n int) int {
 
 // get returns the entry for key, or nil. Lock-free.
 func (s *segment[K, V]) get(key K, h uint64) *entry[K, V] {
-	for {
-		v := s.seq.Load()
-		t := s.tab.Load()
-		n := len(t.slots)
-		for i := t.home(h); ; {
-			e := t.slots[i].Load()
-			if e == nil {
-				break
-			}
-			if e.Hash == h && e.key == key {
+	t := s.tab.Load()
+	n, b := len(t.groups), tag(h)
+	for i := t.home(h); ; {
+		g := &t.groups[i]
+		c := g.ctrl.Load()
+		for m := matching(c, b); m != 0; m &= m - 1 {
+			if e := g.slots[slotOf(m)].Load(); e != nil && e.Hash == h && e.key == key {
 				return e
 			}
-			if i++; i == n {
-				i = 0
-			}
 		}
-		if v&1 == 0 && s.seq.Load() == v {
+		if empties(c) != 0 {
 			return nil
+		}
+		if i++; i == n {
+			i = 0
 		}
 	}
 }
@@ -112,24 +182,63 @@ func (s *segment[K, V]) get(key K, h uint64) *entry[K, V] {
 // Entries are never put back once removed, so once e has left the index
 // holds reports false for good.
 func (s *segment[K, V]) holds(e *entry[K, V]) bool {
-	for {
-		v := s.seq.Load()
-		t := s.tab.Load()
-		n := len(t.slots)
-		for i := t.home(e.Hash); ; {
-			x := t.slots[i].Load()
-			if x == nil {
-				break
-			}
-			if x == e {
+	t := s.tab.Load()
+	n, b := len(t.groups), tag(e.Hash)
+	for i := t.home(e.Hash); ; {
+		g := &t.groups[i]
+		c := g.ctrl.Load()
+		for m := matching(c, b); m != 0; m &= m - 1 {
+			if g.slots[slotOf(m)].Load() == e {
 				return true
 			}
-			if i++; i == n {
-				i = 0
+		}
+		if empties(c) != 0 {
+			return false
+		}
+		if i++; i == n {
+			i = 0
+		}
+	}
+}
+
+// find returns the group and slot of key in t, or a nil group. The caller
+// holds s.mu.
+func (t *table[K, V]) find(key K, h uint64) (*group[K, V], int) {
+	n, b := len(t.groups), tag(h)
+	for i := t.home(h); ; {
+		g := &t.groups[i]
+		c := g.ctrl.Load()
+		for m := matching(c, b); m != 0; m &= m - 1 {
+			j := slotOf(m)
+			if e := g.slots[j].Load(); e.Hash == h && e.key == key {
+				return g, j
 			}
 		}
-		if v&1 == 0 && s.seq.Load() == v {
-			return false
+		if empties(c) != 0 {
+			return nil, 0
+		}
+		if i++; i == n {
+			i = 0
+		}
+	}
+}
+
+// insert puts e, whose key t does not hold, in the first free slot (empty
+// or deleted) of its probe sequence, and reports whether the slot was
+// empty. The caller holds s.mu (or owns t).
+func (t *table[K, V]) insert(e *entry[K, V]) bool {
+	n := len(t.groups)
+	for i := t.home(e.Hash); ; {
+		g := &t.groups[i]
+		c := g.ctrl.Load()
+		if free := ^c & slotH; free != 0 {
+			j := slotOf(free)
+			g.slots[j].Store(e)
+			g.setCtrl(j, tag(e.Hash))
+			return c>>(8*j)&0xff == ctrlEmpty
+		}
+		if i++; i == n {
+			i = 0
 		}
 	}
 }
@@ -138,24 +247,17 @@ func (s *segment[K, V]) holds(e *entry[K, V]) bool {
 // which it returns. The caller holds s.mu.
 func (s *segment[K, V]) put(e *entry[K, V]) *entry[K, V] {
 	t := s.tab.Load()
-	n := len(t.slots)
-	i := t.home(e.Hash)
-	for {
-		x := t.slots[i].Load()
-		if x == nil {
-			break
-		}
-		if x.Hash == e.Hash && x.key == e.key {
-			t.slots[i].Store(e)
-			return x
-		}
-		if i++; i == n {
-			i = 0
-		}
+	if g, j := t.find(e.key, e.Hash); g != nil {
+		x := g.slots[j].Load()
+		g.slots[j].Store(e)
+		return x
 	}
-	t.slots[i].Store(e)
-	if live := s.live.Add(1); live*growLoadDen > int64(n)*growLoadNum {
-		s.rebuild(int(live))
+	if t.insert(e) {
+		s.used++
+	}
+	live := s.live.Add(1)
+	if s.used*growLoadDen > t.size()*growLoadNum {
+		s.rebuild(int(live), s.grownSize(int(live)))
 	}
 	return nil
 }
@@ -165,82 +267,45 @@ func (s *segment[K, V]) put(e *entry[K, V]) *entry[K, V] {
 // caller holds s.mu.
 func (s *segment[K, V]) remove(key K, h uint64, want *entry[K, V]) *entry[K, V] {
 	t := s.tab.Load()
-	n := len(t.slots)
-	for i := t.home(h); ; {
-		x := t.slots[i].Load()
-		if x == nil {
-			return nil
-		}
-		if x.Hash == h && x.key == key {
-			if want != nil && x != want {
-				return nil
-			}
-			s.delete(t, i)
-			live := s.live.Add(-1)
-			if n > s.floor && live*shrinkLoadDen < int64(n) {
-				s.rebuild(int(live))
-			}
-			return x
-		}
-		if i++; i == n {
-			i = 0
+	g, j := t.find(key, h)
+	if g == nil {
+		return nil
+	}
+	x := g.slots[j].Load()
+	if want != nil && x != want {
+		return nil
+	}
+	if empties(g.ctrl.Load()) != 0 {
+		g.setCtrl(j, ctrlEmpty) // no probe has gone past this group
+		s.used--
+	} else {
+		g.setCtrl(j, ctrlGone)
+	}
+	g.slots[j].Store(nil)
+	live := s.live.Add(-1)
+	if t.size() > s.floor && live*shrinkLoadDen < int64(t.size()) {
+		s.rebuild(int(live), tableSize(int(live)))
+	}
+	return x
+}
+
+// each calls fn for every entry of t. The caller holds s.mu.
+func (t *table[K, V]) each(fn func(*entry[K, V])) {
+	for i := range t.groups {
+		g := &t.groups[i]
+		for m := g.ctrl.Load() & slotH; m != 0; m &= m - 1 {
+			fn(g.slots[slotOf(m)].Load())
 		}
 	}
 }
 
-// delete empties slot i of t, the current table, moving back the entries
-// of the probe run after it that may sit there (Knuth's algorithm R for
-// linear probing). The caller holds s.mu.
-func (s *segment[K, V]) delete(t *table[K, V], i int) {
-	n := len(t.slots)
-	moved := false
-	for j := i; ; {
-		if j++; j == n {
-			j = 0
-		}
-		x := t.slots[j].Load()
-		if x == nil {
-			break
-		}
-		// x stays if its home is cyclically in (i, j]: the empty slot i
-		// is not on its probe sequence.
-		if k := t.home(x.Hash); i <= j && i < k && k <= j || i > j && (i < k || k <= j) {
-			continue
-		}
-		if !moved {
-			moved = true
-			s.seq.Add(1)
-		}
-		// x is in both slots until j is overwritten: a reader finds it in
-		// either.
-		t.slots[i].Store(x)
-		i = j
-	}
-	t.slots[i].Store(nil)
-	if moved {
-		s.seq.Add(1)
-	}
-}
-
-// rebuild publishes a new table sized for live entries, holding the
-// current table's entries. The caller holds s.mu.
-func (s *segment[K, V]) rebuild(live int) {
+// rebuild publishes a new table of at least size slots (and s.floor),
+// holding the current table's live entries. The caller holds s.mu.
+func (s *segment[K, V]) rebuild(live, size int) {
 	old := s.tab.Load()
-	t := newTable[K, V](max(tableSize(live), s.floor))
-	n := len(t.slots)
-	for i := range old.slots {
-		e := old.slots[i].Load()
-		if e == nil {
-			continue
-		}
-		j := t.home(e.Hash)
-		for t.slots[j].Load() != nil {
-			if j++; j == n {
-				j = 0
-			}
-		}
-		t.slots[j].Store(e)
-	}
+	t := newTable[K, V](max(size, s.floor))
+	old.each(func(e *entry[K, V]) { t.insert(e) })
+	s.used = live
 	s.tab.Store(t)
 }
 
@@ -250,24 +315,16 @@ func (s *segment[K, V]) clear(fn func(*entry[K, V])) {
 	old := s.tab.Load()
 	s.tab.Store(newTable[K, V](s.floor))
 	s.live.Store(0)
-	for i := range old.slots {
-		if e := old.slots[i].Load(); e != nil {
-			fn(e)
-		}
-	}
+	s.used = 0
+	old.each(fn)
 }
 
 // snapshot appends the segment's live entries to dst. Lock-free on the
 // table, but the caller holds s.mu so the snapshot is of one moment.
 func (s *segment[K, V]) snapshot(dst []*entry[K, V]) []*entry[K, V] {
-	t := s.tab.Load()
-	for i := range t.slots {
-		if e := t.slots[i].Load(); e != nil {
-			dst = append(dst, e)
-		}
-	}
+	s.tab.Load().each(func(e *entry[K, V]) { dst = append(dst, e) })
 	return dst
 }
 
 // capacity returns the number of slots of the current table.
-func (s *segment[K, V]) capacity() int { return len(s.tab.Load().slots) }
+func (s *segment[K, V]) capacity() int { return s.tab.Load().size() }
