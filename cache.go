@@ -45,6 +45,8 @@ type cache[K comparable, V any] struct {
 	segs     []segment[K, V]
 	segShift uint
 	seed     maphash.Seed
+	keyKind  keyKind        // how hash hashes a key (hash.go)
+	seed64   uint64         // the seed of the integer hash
 	hasher   func(K) uint64 // test hook: forced collisions; nil in production
 	vkind    int            // how entries hold values (value.go)
 
@@ -130,6 +132,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	c := &cache[K, V]{
 		segs:       make([]segment[K, V], nseg),
 		seed:       maphash.MakeSeed(),
+		keyKind:    kindOfKey[K](),
 		vkind:      valueKind[V](),
 		weigher:    opts.Weigher,
 		defaultTTL: opts.DefaultTTL,
@@ -149,6 +152,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		c.segShift++
 	}
 	c.segShift = 64 - c.segShift
+	c.seed64 = maphash.Comparable(c.seed, uint64(0))
 	perSeg, share := opts.InitialCapacity/nseg, 0
 	if opts.MaxEntries > 0 {
 		share = (opts.MaxEntries + nseg - 1) / nseg
@@ -338,6 +342,12 @@ func (c *cache[K, V]) now() int64 {
 }
 
 func (c *cache[K, V]) hash(key K) uint64 {
+	switch c.keyKind {
+	case keyInt64:
+		return mix64(*(*uint64)(unsafe.Pointer(&key)) ^ c.seed64)
+	case keyString:
+		return maphash.String(c.seed, *(*string)(unsafe.Pointer(&key)))
+	}
 	if c.hasher != nil {
 		return c.hasher(key)
 	}
