@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/cachekit/cachekit/internal/buffer"
+	"github.com/cachekit/cachekit/internal/node"
 	"github.com/cachekit/cachekit/internal/policy"
 	"github.com/cachekit/cachekit/internal/wheel"
 )
@@ -158,8 +159,9 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		share = (opts.MaxEntries + nseg - 1) / nseg
 		perSeg = min(perSeg, share+1)
 	}
+	hash := c.hash
 	for i := range c.segs {
-		c.segs[i].init(perSeg, share)
+		c.segs[i].init(perSeg, share, hash)
 	}
 	if c.clock != nil {
 		c.start = c.clock.Now()
@@ -177,7 +179,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		c.writeBatch = maxWriteBatch
 	}
 	if c.maxWeight > 0 {
-		p, err := policy.New(opts.Policy, c.maxWeight, opts.Weigher != nil, rand.Uint64())
+		p, err := policy.New(opts.Policy, c.maxWeight, opts.Weigher != nil, rand.Uint64(), c.nodeHash)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 		}
@@ -354,6 +356,12 @@ func (c *cache[K, V]) hash(key K) uint64 {
 	return maphash.Comparable(c.seed, key)
 }
 
+// nodeHash is the policy's node.Hasher: entries do not keep their key's
+// hash, so the policy's maintenance recomputes it from the key.
+func (c *cache[K, V]) nodeHash(n *node.Node) uint64 {
+	return c.hash(toEntry[K, V](n).key)
+}
+
 func (c *cache[K, V]) segment(h uint64) *segment[K, V] {
 	return &c.segs[h>>c.segShift]
 }
@@ -502,10 +510,9 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 	}
 	e := newEntry[K, V](key, deadline)
 	c.init(e, value)
-	e.Hash = hash
 	e.Weight = w
 	s.mu.Lock()
-	old := s.put(e)
+	old := s.put(e, hash)
 	s.mu.Unlock()
 
 	c.count(statSets, p)
@@ -681,7 +688,8 @@ func (c *cache[K, V]) applyRead(e *entry[K, V]) {
 // write record, say). The caller holds c.mu, which orders it with the
 // other maintenance work, not with writers.
 func (c *cache[K, V]) indexed(e *entry[K, V]) bool {
-	return c.segment(e.Hash).holds(e)
+	h := c.hash(e.key)
+	return c.segment(h).holds(e, h)
 }
 
 func (c *cache[K, V]) applyWrite(ev event[K, V]) {
@@ -800,9 +808,10 @@ func (c *cache[K, V]) evict() {
 // drop removes e from the index if it is still there and queues its
 // report. The caller holds c.mu.
 func (c *cache[K, V]) drop(e *entry[K, V], cause Cause) {
-	s := c.segment(e.Hash)
+	h := c.hash(e.key)
+	s := c.segment(h)
 	s.mu.Lock()
-	x := s.remove(e.key, e.Hash, e)
+	x := s.remove(e.key, h, e)
 	s.mu.Unlock()
 	if x == nil {
 		// A caller removed or replaced it first and reports it.

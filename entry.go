@@ -8,7 +8,7 @@ import (
 	"github.com/cachekit/cachekit/internal/wheel"
 )
 
-// entry is one key and value. Key, hash, weight and deadline never change
+// entry is one key and value. Key, weight and deadline never change
 // once the entry is published in the index; the value changes in place only
 // for word-sized values (value.go), otherwise a Set of an existing key
 // publishes a new entry in its place.

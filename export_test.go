@@ -114,15 +114,16 @@ func (h *Cache[K, V]) checkInvariants() error {
 					bad = fmt.Errorf("segment %d group %d slot %d: control %#x", i, gi, j, b)
 				case e == nil:
 					bad = fmt.Errorf("segment %d group %d slot %d: full without an entry", i, gi, j)
-				case b != tag(e.Hash):
-					bad = fmt.Errorf("segment %d: entry %v under control %#x, want %#x", i, e.key, b, tag(e.Hash))
+				case b != tag(c.hash(e.key)):
+					bad = fmt.Errorf("segment %d: entry %v under control %#x, want %#x", i, e.key, b, tag(c.hash(e.key)))
 				default:
 					// No group with an empty slot between the entry's
 					// home and its own group: a probe for its key
 					// reaches it.
-					for k := t.home(e.Hash); k != gi; k = (k + 1) % len(t.groups) {
+					home := t.home(c.hash(e.key))
+					for k := home; k != gi; k = (k + 1) % len(t.groups) {
 						if empties(t.groups[k].ctrl.Load()) != 0 {
-							bad = fmt.Errorf("segment %d: entry %v in group %d is cut off from its home %d", i, e.key, gi, t.home(e.Hash))
+							bad = fmt.Errorf("segment %d: entry %v in group %d is cut off from its home %d", i, e.key, gi, home)
 						}
 					}
 				}
@@ -135,7 +136,7 @@ func (h *Cache[K, V]) checkInvariants() error {
 		for _, e := range s.snapshot(nil) {
 			live++
 			used++
-			if got := c.segment(e.Hash); got != s {
+			if got := c.segment(c.hash(e.key)); got != s {
 				s.mu.Unlock()
 				return fmt.Errorf("entry %v is in the wrong segment", e.key)
 			}

@@ -32,15 +32,17 @@ import (
 // so a reader that stops at an empty slot has not missed its key, whatever
 // else changes meanwhile. Nothing is ever moved.
 //
-// When live entries plus deleted slots pass 3/4 of the slots the writer
-// builds a table with twice as many slots as live entries, and when the
-// live entries fall under 1/4 (removals, expiry) one as small, but not
-// smaller than the first table (sized by Options.InitialCapacity); tables
-// have any number of groups, not only powers of two, so that the load stays
-// between 1/2 and 3/4 as a cache grows (a key's home group is a
-// multiply-shift of its hash). The old table is never written again once a
-// new one is published, so a reader still probing it sees a consistent, if
-// slightly older, state.
+// When live entries plus deleted slots pass 7/8 of the slots the writer
+// builds a table with twice as many slots as live entries (within the
+// segment's limit: see grownSize), and when the live entries fall under
+// 1/4 (removals, expiry) one as small, but not smaller than the first
+// table (sized by Options.InitialCapacity); tables have any number of
+// groups, not only powers of two, so that a growing cache's table is never
+// much larger than it needs (a key's home group is a multiply-shift of its
+// hash). Entries do not keep their hash, so a rebuild hashes every key
+// again. The old table is never written again once a new one is
+// published, so a reader still probing it sees a consistent, if slightly
+// older, state.
 
 const (
 	minTableSize = 8
@@ -122,12 +124,17 @@ type segment[K comparable, V any] struct {
 	// count at about the growth load: growing never overshoots it by much.
 	// Both are set before the segment is shared.
 	floor, limit int
-	_            [16]byte // keep neighbouring segments' locks apart
+	// hash is the cache's key hash, for rebuilds (entries do not keep
+	// their hash). Set before the segment is shared.
+	hash func(K) uint64
+	_    [8]byte // a segment fills a cache line: neighbouring locks apart
 }
 
 // init sizes the segment's first table for capacity entries; share, if
-// not 0, is the segment's expected share of the cache's entry bound.
-func (s *segment[K, V]) init(capacity, share int) {
+// not 0, is the segment's expected share of the cache's entry bound; hash
+// is the cache's key hash.
+func (s *segment[K, V]) init(capacity, share int, hash func(K) uint64) {
+	s.hash = hash
 	t := newTable[K, V](tableSize(capacity))
 	s.floor = t.size()
 	if share > 0 {
@@ -165,7 +172,7 @@ func (s *segment[K, V]) get(key K, h uint64) *entry[K, V] {
 		g := &t.groups[i]
 		c := g.ctrl.Load()
 		for m := matching(c, b); m != 0; m &= m - 1 {
-			if e := g.slots[slotOf(m)].Load(); e != nil && e.Hash == h && e.key == key {
+			if e := g.slots[slotOf(m)].Load(); e != nil && e.key == key {
 				return e
 			}
 		}
@@ -178,13 +185,13 @@ func (s *segment[K, V]) get(key K, h uint64) *entry[K, V] {
 	}
 }
 
-// holds reports whether e is in the segment's current table. Lock-free.
-// Entries are never put back once removed, so once e has left the index
-// holds reports false for good.
-func (s *segment[K, V]) holds(e *entry[K, V]) bool {
+// holds reports whether e, whose key hashes to h, is in the segment's
+// current table. Lock-free. Entries are never put back once removed, so
+// once e has left the index holds reports false for good.
+func (s *segment[K, V]) holds(e *entry[K, V], h uint64) bool {
 	t := s.tab.Load()
-	n, b := len(t.groups), tag(e.Hash)
-	for i := t.home(e.Hash); ; {
+	n, b := len(t.groups), tag(h)
+	for i := t.home(h); ; {
 		g := &t.groups[i]
 		c := g.ctrl.Load()
 		for m := matching(c, b); m != 0; m &= m - 1 {
@@ -210,7 +217,7 @@ func (t *table[K, V]) find(key K, h uint64) (*group[K, V], int) {
 		c := g.ctrl.Load()
 		for m := matching(c, b); m != 0; m &= m - 1 {
 			j := slotOf(m)
-			if e := g.slots[j].Load(); e.Hash == h && e.key == key {
+			if e := g.slots[j].Load(); e.key == key {
 				return g, j
 			}
 		}
@@ -223,18 +230,18 @@ func (t *table[K, V]) find(key K, h uint64) (*group[K, V], int) {
 	}
 }
 
-// insert puts e, whose key t does not hold, in the first free slot (empty
-// or deleted) of its probe sequence, and reports whether the slot was
-// empty. The caller holds s.mu (or owns t).
-func (t *table[K, V]) insert(e *entry[K, V]) bool {
+// insert puts e, whose key hashes to h and which t does not hold, in the
+// first free slot (empty or deleted) of its probe sequence, and reports
+// whether the slot was empty. The caller holds s.mu (or owns t).
+func (t *table[K, V]) insert(e *entry[K, V], h uint64) bool {
 	n := len(t.groups)
-	for i := t.home(e.Hash); ; {
+	for i := t.home(h); ; {
 		g := &t.groups[i]
 		c := g.ctrl.Load()
 		if free := ^c & slotH; free != 0 {
 			j := slotOf(free)
 			g.slots[j].Store(e)
-			g.setCtrl(j, tag(e.Hash))
+			g.setCtrl(j, tag(h))
 			return c>>(8*j)&0xff == ctrlEmpty
 		}
 		if i++; i == n {
@@ -243,16 +250,16 @@ func (t *table[K, V]) insert(e *entry[K, V]) bool {
 	}
 }
 
-// put stores e, replacing the entry with the same key if there is one,
-// which it returns. The caller holds s.mu.
-func (s *segment[K, V]) put(e *entry[K, V]) *entry[K, V] {
+// put stores e, whose key hashes to h, replacing the entry with the same
+// key if there is one, which it returns. The caller holds s.mu.
+func (s *segment[K, V]) put(e *entry[K, V], h uint64) *entry[K, V] {
 	t := s.tab.Load()
-	if g, j := t.find(e.key, e.Hash); g != nil {
+	if g, j := t.find(e.key, h); g != nil {
 		x := g.slots[j].Load()
 		g.slots[j].Store(e)
 		return x
 	}
-	if t.insert(e) {
+	if t.insert(e, h) {
 		s.used++
 	}
 	live := s.live.Add(1)
@@ -304,7 +311,7 @@ func (t *table[K, V]) each(fn func(*entry[K, V])) {
 func (s *segment[K, V]) rebuild(live, size int) {
 	old := s.tab.Load()
 	t := newTable[K, V](max(size, s.floor))
-	old.each(func(e *entry[K, V]) { t.insert(e) })
+	old.each(func(e *entry[K, V]) { t.insert(e, s.hash(e.key)) })
 	s.used = live
 	s.tab.Store(t)
 }

@@ -54,7 +54,7 @@ func Check(spec string) error {
 	if !slices.Contains(policy.Names(), name) {
 		return fmt.Errorf("unknown policy %q (known: default, %s)", name, strings.Join(Names(), ", "))
 	}
-	_, err = policy.New(spec, 1, false, 1)
+	_, err = policy.New(spec, 1, false, 1, node.KeyedHash)
 	return err
 }
 
@@ -162,7 +162,7 @@ func checkCapacity(capacity int) error {
 type Policy struct {
 	p     policy.Policy
 	index map[uint64]*node.Node
-	slab  []node.Node // nodes not yet handed out
+	slab  []node.Keyed // nodes not yet handed out
 	// refused counts misses whose key the policy evicted at once, that is
 	// did not admit (tests tell must-admit policies by it).
 	refused uint64
@@ -175,7 +175,7 @@ func NewPolicy(spec string, capacity int, seed uint64) (*Policy, error) {
 	if err := checkCapacity(capacity); err != nil {
 		return nil, err
 	}
-	p, err := policy.New(spec, uint64(capacity), false, seed)
+	p, err := policy.New(spec, uint64(capacity), false, seed, node.KeyedHash)
 	if err != nil {
 		return nil, err
 	}
@@ -191,17 +191,17 @@ func (a *Policy) Access(key uint64) bool {
 	// Nodes come from slabs, to spare the allocator; an evicted node is
 	// never reused, since a policy may keep looking at it (as a ghost).
 	if len(a.slab) == 0 {
-		a.slab = make([]node.Node, 256)
+		a.slab = make([]node.Keyed, 256)
 	}
-	n := &a.slab[0]
+	a.slab[0] = node.Keyed{Node: node.Node{Weight: 1}, Hash: mix(key)}
+	n := &a.slab[0].Node
 	a.slab = a.slab[1:]
-	n.Hash, n.Weight = mix(key), 1
 	a.index[key] = n
 	a.p.Add(n)
 	for v := a.p.Evict(); v != nil; v = a.p.Evict() {
-		k := unmix(v.Hash)
+		k := unmix(node.KeyedHash(v))
 		if a.index[k] != v {
-			panic("sim: policy evicted a node it does not track, or changed its Hash")
+			panic("sim: policy evicted a node it does not track")
 		}
 		delete(a.index, k)
 		if v == n {

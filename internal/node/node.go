@@ -10,12 +10,17 @@
 // Tag and Mark follow the owner's own rules, given below.
 package node
 
-// Node is the per-entry record of a policy.
+import "unsafe"
+
+// Node is the per-entry record of a policy. It holds no key and no hash:
+// a policy that needs a node's key hash (for a frequency sketch, say) asks
+// the owner's Hasher, which recomputes it from the key of the entry that
+// embeds the node. Storing the hash would cost 8 bytes in every entry,
+// and recomputing it costs a few nanoseconds in the policy's maintenance,
+// off the read path.
 type Node struct {
 	prev, next *Node // policy queue links, owned by List
 
-	// Hash is the key's 64-bit hash; policies use it for frequency sketches.
-	Hash uint64
 	// Weight is the entry's weight (1 for caches bounded by count).
 	Weight uint32
 	// Queue tells which of a policy's queues holds the node; 0 means none.
@@ -30,6 +35,28 @@ type Node struct {
 	// lock; policies never touch it.
 	Mark uint8
 }
+
+// Hasher returns the 64-bit hash of the key of the entry that embeds n.
+// It must return the same value for a node for as long as a policy tracks
+// it, and policies call it under the same lock as their other methods.
+type Hasher func(n *Node) uint64
+
+// Keyed is a Node with its key hash beside it, for owners that have no
+// typed entry to recompute a hash from (simulations and tests): policies
+// given KeyedHash as their Hasher must only ever see the Node of a Keyed.
+type Keyed struct {
+	Node // first field: KeyedHash depends on it
+	Hash uint64
+}
+
+// NewKeyed returns the Node of a new Keyed with hash h and weight w.
+func NewKeyed(h uint64, w uint32) *Node {
+	k := &Keyed{Node: Node{Weight: w}, Hash: h}
+	return &k.Node
+}
+
+// KeyedHash is the Hasher of nodes that are the first field of a Keyed.
+func KeyedHash(n *Node) uint64 { return (*Keyed)(unsafe.Pointer(n)).Hash }
 
 // Next returns the node after n in its list, or nil.
 func (n *Node) Next() *Node { return n.next }

@@ -8,7 +8,7 @@ import (
 func keys(l *List) []uint64 {
 	var out []uint64
 	for n := l.Front(); n != nil; n = n.Next() {
-		out = append(out, n.Hash)
+		out = append(out, KeyedHash(n))
 	}
 	return out
 }
@@ -29,7 +29,7 @@ func TestList(t *testing.T) {
 	var l List
 	n := make([]*Node, 5)
 	for i := range n {
-		n[i] = &Node{Hash: uint64(i), Weight: uint32(i + 1)}
+		n[i] = NewKeyed(uint64(i), uint32(i+1))
 	}
 	l.PushBack(n[1])
 	l.PushBack(n[2])
@@ -62,9 +62,9 @@ func TestList(t *testing.T) {
 // TestSize pins the node's size: it is part of every cache entry and of
 // every key of the miniature simulations, so growing it costs memory.
 func TestSize(t *testing.T) {
-	want := uintptr(16 + 8 + 8) // two links, Hash, Weight+Queue+Flags+Tag+Mark
+	want := uintptr(16 + 8) // two links, Weight+Queue+Flags+Tag+Mark
 	if unsafe.Sizeof(uintptr(0)) == 4 {
-		want = 8 + 8 + 8
+		want = 8 + 8
 	}
 	if got := unsafe.Sizeof(Node{}); got != want {
 		t.Errorf("Sizeof(Node) = %d, want %d", got, want)

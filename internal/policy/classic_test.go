@@ -30,7 +30,7 @@ func newDriver(t *testing.T, p Policy) *driver {
 func (d *driver) drain() []uint64 {
 	var out []uint64
 	for v := d.p.Evict(); v != nil; v = d.p.Evict() {
-		k := unmix(v.Hash)
+		k := unmix(node.KeyedHash(v))
 		if d.nodes[k] != v {
 			d.t.Fatalf("evicted a node that is not tracked (key %d)", k)
 		}
@@ -46,7 +46,7 @@ func (d *driver) add(k uint64, w uint32) []uint64 {
 	if d.nodes[k] != nil {
 		d.t.Fatalf("key %d is already tracked", k)
 	}
-	n := &node.Node{Hash: mix(k), Weight: w}
+	n := node.NewKeyed(mix(k), w)
 	d.nodes[k] = n
 	d.p.Add(n)
 	return d.drain()
@@ -71,7 +71,7 @@ func (d *driver) set(k uint64, w uint32) []uint64 {
 	if old == nil {
 		d.t.Fatalf("write of key %d, which is not tracked", k)
 	}
-	n := &node.Node{Hash: mix(k), Weight: w}
+	n := node.NewKeyed(mix(k), w)
 	d.nodes[k] = n
 	d.p.Replace(old, n)
 	return d.drain()
@@ -245,7 +245,7 @@ func TestSieveMatchesReference(t *testing.T) {
 func TestS3FIFOOrder(t *testing.T) {
 	// Max 10: the small queue's share is 1, main's 9. Weights vary to
 	// reach main's share quickly; the ghost remembers 9 hashes.
-	p := NewS3FIFO(10, false)
+	p := NewS3FIFO(10, false, node.KeyedHash)
 	d := newDriver(t, p)
 	d.fill(1, 2, 3, 4)
 	d.expect("adding 5 (weight 6)", d.add(5, 6))
@@ -529,7 +529,7 @@ func TestUntrackedQueue(t *testing.T) {
 		p := newNamed(t, name, 3, false)
 		ns := make([]*node.Node, 8)
 		for i := range ns {
-			ns[i] = &node.Node{Hash: mix(uint64(i)), Weight: 1}
+			ns[i] = node.NewKeyed(mix(uint64(i)), 1)
 		}
 		for _, n := range ns[:5] {
 			p.Add(n)
@@ -542,7 +542,7 @@ func TestUntrackedQueue(t *testing.T) {
 		}
 		for _, n := range append(evicted, ns[1], ns[2]) {
 			if n.Queue != 0 {
-				t.Fatalf("%s: untracked node %d has Queue %d", name, unmix(n.Hash), n.Queue)
+				t.Fatalf("%s: untracked node %d has Queue %d", name, unmix(node.KeyedHash(n)), n.Queue)
 			}
 		}
 		if p.Len() != 3 {
@@ -561,10 +561,10 @@ func TestUntrackedQueue(t *testing.T) {
 
 func TestClassicParams(t *testing.T) {
 	for _, name := range []string{"lru", "fifo", "clock", "sieve", "s3fifo", "lfu", "random"} {
-		if _, err := New(name+":1", 10, false, 1); err == nil {
+		if _, err := New(name+":1", 10, false, 1, node.KeyedHash); err == nil {
 			t.Errorf("%s accepted a parameter", name)
 		}
-		if _, err := New(name, 10, false, 1); err != nil {
+		if _, err := New(name, 10, false, 1, node.KeyedHash); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
@@ -574,7 +574,7 @@ func TestClassicParams(t *testing.T) {
 		"dlfu": true, "dlfu:0.5": true, "dlfu:100": true, "dlfu:inf": true,
 		"dlfu:1e-300": true, "dlfu:0": false, "dlfu:-1": false, "dlfu:-inf": false,
 	} {
-		p, err := New(spec, 10, false, 1)
+		p, err := New(spec, 10, false, 1, node.KeyedHash)
 		if (err == nil) != ok {
 			t.Errorf("%q: error %v, want ok %v", spec, err, ok)
 		}
@@ -615,8 +615,8 @@ func TestClassicNoAllocs(t *testing.T) {
 				if weighted {
 					w = uint32(i % 4)
 				}
-				nodes[i] = &node.Node{Hash: mix(uint64(i)), Weight: w}
-				spare[i] = &node.Node{Hash: mix(uint64(i)), Weight: w}
+				nodes[i] = node.NewKeyed(mix(uint64(i)), w)
+				spare[i] = node.NewKeyed(mix(uint64(i)), w)
 			}
 			keys := make([]int, 1<<16)
 			for i := range keys {
@@ -639,7 +639,7 @@ func TestClassicNoAllocs(t *testing.T) {
 					p.Access(n)
 				}
 				for v := p.Evict(); v != nil; v = p.Evict() {
-					tracked[unmix(v.Hash)] = false
+					tracked[unmix(node.KeyedHash(v))] = false
 				}
 			}
 			for range 200_000 {
@@ -674,22 +674,22 @@ func TestClassicThroughput(t *testing.T) {
 func replayZipf(p Policy, ops int, seed uint64) float64 {
 	const keys = 100_000
 	z := rand.NewZipf(rand.New(rand.NewPCG(seed, seed)), 1.01, 1, keys-1)
-	nodes := make([]node.Node, keys)
+	nodes := make([]node.Keyed, keys)
 	tracked := make([]bool, keys)
 	hits := 0
 	for range ops {
 		k := z.Uint64()
-		n := &nodes[k]
+		n := &nodes[k].Node
 		if tracked[k] {
 			hits++
 			p.Access(n)
 			continue
 		}
-		*n = node.Node{Hash: mix(k), Weight: 1}
+		nodes[k] = node.Keyed{Node: node.Node{Weight: 1}, Hash: mix(k)}
 		p.Add(n)
 		tracked[k] = true
 		for v := p.Evict(); v != nil; v = p.Evict() {
-			tracked[unmix(v.Hash)] = false
+			tracked[unmix(node.KeyedHash(v))] = false
 		}
 	}
 	return float64(hits) / float64(ops)
@@ -701,7 +701,7 @@ func replayZipf(p Policy, ops int, seed uint64) float64 {
 func BenchmarkPolicies(b *testing.B) {
 	for _, name := range Names() {
 		b.Run(name, func(b *testing.B) {
-			p, err := New(name, 1000, false, 1)
+			p, err := New(name, 1000, false, 1, node.KeyedHash)
 			if err != nil {
 				b.Fatal(err)
 			}

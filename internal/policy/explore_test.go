@@ -47,11 +47,11 @@ func replayHR(keys []uint64, p Policy) float64 {
 			hits++
 			continue
 		}
-		n := &node.Node{Hash: h, Weight: 1}
+		n := node.NewKeyed(h, 1)
 		idx[h] = n
 		p.Add(n)
 		for v := p.Evict(); v != nil; v = p.Evict() {
-			delete(idx, v.Hash)
+			delete(idx, node.KeyedHash(v))
 		}
 	}
 	return 100 * float64(hits) / float64(len(keys))
@@ -80,10 +80,10 @@ func TestExplore(t *testing.T) {
 			for _, v := range strings.Split(os.Getenv("VARIANTS"), ",") {
 				var p Policy
 				if v == "default" {
-					p = NewTinyLFU(capacity, false, 7)
+					p = NewTinyLFU(capacity, false, 7, node.KeyedHash)
 				} else {
 					share, _ := strconv.ParseFloat(v, 64)
-					q := newTinyLFU(capacity, false, 7, nil)
+					q := newTinyLFU(capacity, false, 7, node.KeyedHash, nil)
 					q.setWindowShare(share)
 					p = q
 				}
@@ -172,10 +172,10 @@ func TestSuite(t *testing.T) {
 		for i, v := range variants {
 			var p Policy
 			if v == "default" {
-				p = NewTinyLFU(r.cap, false, 7)
+				p = NewTinyLFU(r.cap, false, 7, node.KeyedHash)
 			} else {
 				share, _ := strconv.ParseFloat(v, 64)
-				q := newTinyLFU(r.cap, false, 7, nil)
+				q := newTinyLFU(r.cap, false, 7, node.KeyedHash, nil)
 				q.setWindowShare(share)
 				p = q
 			}

@@ -13,12 +13,12 @@ import (
 // once keeps a count of one.
 func TestTinyLFUAgesWhileFilling(t *testing.T) {
 	const max = 256
-	p := newTinyLFU(max, false, 1, nil)
+	p := newTinyLFU(max, false, 1, node.KeyedHash, nil)
 	add := func(k uint64) *node.Node {
-		n := &node.Node{Hash: mix(k), Weight: 1}
+		n := node.NewKeyed(mix(k), 1)
 		p.Add(n)
 		if v := p.Evict(); v != nil {
-			t.Fatalf("evicted %x while filling", v.Hash)
+			t.Fatalf("evicted %x while filling", node.KeyedHash(v))
 		}
 		return n
 	}
@@ -30,23 +30,23 @@ func TestTinyLFUAgesWhileFilling(t *testing.T) {
 	for range 7 {
 		p.Access(hot)
 	}
-	if got := p.sketch.estimate(hot.Hash); got != 8 {
+	if got := p.sketch.estimate(node.KeyedHash(hot)); got != 8 {
 		t.Fatalf("estimate after 8 requests at population 20 = %d, want 8", got)
 	}
 	for k := uint64(20); k < 31; k++ {
 		add(k)
 	}
-	if got := p.sketch.estimate(hot.Hash); got != 8 {
+	if got := p.sketch.estimate(node.KeyedHash(hot)); got != 8 {
 		t.Fatalf("estimate at population 31 = %d, want 8 (no halving before 32)", got)
 	}
 	add(31) // population 32
-	if got := p.sketch.estimate(hot.Hash); got != 4 {
+	if got := p.sketch.estimate(node.KeyedHash(hot)); got != 4 {
 		t.Fatalf("estimate at population 32 = %d, want 4", got)
 	}
 	for k := uint64(32); k < 64; k++ {
 		add(k)
 	}
-	if got := p.sketch.estimate(hot.Hash); got != 2 {
+	if got := p.sketch.estimate(node.KeyedHash(hot)); got != 2 {
 		t.Fatalf("estimate at population 64 = %d, want 2", got)
 	}
 	for k := uint64(64); k < max; k++ {
@@ -54,26 +54,26 @@ func TestTinyLFUAgesWhileFilling(t *testing.T) {
 	}
 	// Full: 256 reached (halved at 64, 128 and 256, rounding up); from now
 	// on only the periodic reset ages the sketch.
-	if got := p.sketch.estimate(hot.Hash); got != 1 {
+	if got := p.sketch.estimate(node.KeyedHash(hot)); got != 1 {
 		t.Fatalf("estimate once full = %d, want 1 (halving rounds up)", got)
 	}
-	if got := p.sketch.estimate(nodes[0].Hash); got != 1 {
+	if got := p.sketch.estimate(node.KeyedHash(nodes[0])); got != 1 {
 		t.Fatalf("estimate of the first key once full = %d, want 1 (seen once)", got)
 	}
 	for range 7 {
 		p.Access(hot)
 	}
-	before := p.sketch.estimate(hot.Hash)
+	before := p.sketch.estimate(node.KeyedHash(hot))
 	if before != 8 {
 		t.Fatalf("estimate once full, 7 requests later = %d, want 8", before)
 	}
 	for k := uint64(max); k < 2*max; k++ { // the population stays at max
-		n := &node.Node{Hash: mix(k), Weight: 1}
+		n := node.NewKeyed(mix(k), 1)
 		p.Add(n)
 		for v := p.Evict(); v != nil; v = p.Evict() {
 		}
 	}
-	if got := p.sketch.estimate(hot.Hash); got != before {
+	if got := p.sketch.estimate(node.KeyedHash(hot)); got != before {
 		t.Fatalf("estimate after %d more keys into a full cache = %d, want %d (no halving once full)", max, got, before)
 	}
 }

@@ -10,7 +10,7 @@ import (
 // newNamed builds a registered policy for tests.
 func newNamed(t *testing.T, name string, max uint64, weighted bool) Policy {
 	t.Helper()
-	p, err := New(name, max, weighted, 7)
+	p, err := New(name, max, weighted, 7, node.KeyedHash)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func contract(t *testing.T, p Policy, max uint64, weighted bool, r *rand.Rand) {
 		if weighted {
 			w = uint32(r.Uint64N(max + 1)) // 0 .. max
 		}
-		return &node.Node{Hash: mix(k), Weight: w}
+		return node.NewKeyed(mix(k), w)
 	}
 	keys := 3*max + 5
 	evicted := 0
@@ -98,10 +98,10 @@ func contract(t *testing.T, p Policy, max uint64, weighted bool, r *rand.Rand) {
 		}
 		for v := p.Evict(); v != nil; v = p.Evict() {
 			if !tracked[v] {
-				t.Fatalf("op %d: Evict returned an untracked node (key %d)", i, unmix(v.Hash))
+				t.Fatalf("op %d: Evict returned an untracked node (key %d)", i, unmix(node.KeyedHash(v)))
 			}
 			delete(tracked, v)
-			delete(byKey, unmix(v.Hash))
+			delete(byKey, unmix(node.KeyedHash(v)))
 			evicted++
 		}
 		if p.Len() != len(tracked) {
@@ -121,15 +121,15 @@ func contract(t *testing.T, p Policy, max uint64, weighted bool, r *rand.Rand) {
 
 // TestTinyLFUOrder pins TinyLFU's decisions on a hand-checked sequence.
 func TestTinyLFUOrder(t *testing.T) {
-	p := NewTinyLFU(10, false, 1)
+	p := NewTinyLFU(10, false, 1, node.KeyedHash)
 	nodes := map[uint64]*node.Node{}
 	add := func(k uint64) []uint64 {
-		n := &node.Node{Hash: mix(k), Weight: 1}
+		n := node.NewKeyed(mix(k), 1)
 		nodes[k] = n
 		p.Add(n)
 		var out []uint64
 		for v := p.Evict(); v != nil; v = p.Evict() {
-			out = append(out, unmix(v.Hash))
+			out = append(out, unmix(node.KeyedHash(v)))
 		}
 		return out
 	}
@@ -197,7 +197,7 @@ func TestWindowAdapts(t *testing.T) {
 	const max = 500
 	for _, weighted := range []bool{false, true} {
 		run := func(next func(i int) uint64) uint64 {
-			p := NewTinyLFU(max, weighted, 3)
+			p := NewTinyLFU(max, weighted, 3, node.KeyedHash)
 			m := map[uint64]*node.Node{}
 			for i := range 200 * max {
 				k := next(i)
@@ -205,11 +205,11 @@ func TestWindowAdapts(t *testing.T) {
 					p.Access(n)
 					continue
 				}
-				n := &node.Node{Hash: mix(k), Weight: 1}
+				n := node.NewKeyed(mix(k), 1)
 				m[k] = n
 				p.Add(n)
 				for v := p.Evict(); v != nil; v = p.Evict() {
-					delete(m, unmix(v.Hash))
+					delete(m, unmix(node.KeyedHash(v)))
 				}
 			}
 			return p.WindowMax()
@@ -219,7 +219,7 @@ func TestWindowAdapts(t *testing.T) {
 		// again: only recency helps.
 		recency := run(func(i int) uint64 { r := uint64(i / 3); return r - r%2 + uint64(i%2) })
 		t.Logf("weighted %v: window after loop %d, after recency workload %d (initial %d)",
-			weighted, loop, recency, NewTinyLFU(max, weighted, 3).WindowMax())
+			weighted, loop, recency, NewTinyLFU(max, weighted, 3, node.KeyedHash).WindowMax())
 		if loop >= recency {
 			t.Errorf("weighted %v: window after loop %d is not smaller than after recency %d", weighted, loop, recency)
 		}
@@ -256,7 +256,7 @@ func TestMiniSimSharingIsExact(t *testing.T) {
 		}
 		refs := make([]ref, len(miniWindows))
 		for i, share := range miniWindows {
-			p := newTinyLFU(m.minis[0].p.max, false, seed, nil)
+			p := newTinyLFU(m.minis[0].p.max, false, seed, node.KeyedHash, nil)
 			p.fill = newFillAger(m.mask + 1)
 			p.setWindowShare(share)
 			refs[i] = ref{p: p, nodes: make(map[uint64]*node.Node)}
@@ -284,11 +284,11 @@ func TestMiniSimSharingIsExact(t *testing.T) {
 					r.p.Access(n)
 					continue
 				}
-				n := &node.Node{Hash: h, Weight: 1}
+				n := node.NewKeyed(h, 1)
 				r.nodes[h] = n
 				r.p.Add(n)
 				for v := r.p.Evict(); v != nil; v = r.p.Evict() {
-					delete(r.nodes, v.Hash)
+					delete(r.nodes, node.KeyedHash(v))
 				}
 			}
 			if seen++; seen == m.epoch {
@@ -327,19 +327,48 @@ func TestMiniSimSharingIsExact(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
-	if _, err := New("no-such-policy", 10, false, 1); err == nil {
+	if _, err := New("no-such-policy", 10, false, 1, node.KeyedHash); err == nil {
 		t.Fatal("unknown policy accepted")
 	}
-	if _, err := New("tinylfu:x", 10, false, 1); err == nil {
+	if _, err := New("tinylfu:x", 10, false, 1, node.KeyedHash); err == nil {
 		t.Fatal("non-numeric parameter accepted")
 	}
 	for _, spec := range []string{"", "default", "DEFAULT", DefaultName} {
-		p, err := New(spec, 10, false, 1)
+		p, err := New(spec, 10, false, 1, node.KeyedHash)
 		if err != nil {
 			t.Fatalf("%q: %v", spec, err)
 		}
 		if _, ok := p.(*TinyLFU); !ok {
 			t.Fatalf("%q built %T, want the default", spec, p)
 		}
+	}
+}
+
+// TestMiniaturesStartAtAQuarter checks that a cache bounded by count
+// builds its miniatures only once it holds a quarter of its maximum, and
+// that a weighted one (hill climbing) never does.
+func TestMiniaturesStartAtAQuarter(t *testing.T) {
+	p := NewTinyLFU(1000, false, 1, node.KeyedHash)
+	for k := range uint64(249) {
+		p.Add(node.NewKeyed(mix(k), 1))
+		if p.sim != nil {
+			t.Fatalf("miniatures started at %d entries of 1000", p.Len())
+		}
+	}
+	p.Add(node.NewKeyed(mix(249), 1))
+	if p.sim == nil {
+		t.Fatal("miniatures not started at 250 entries of 1000")
+	}
+	if got := p.sim.minis[0].p.Len(); got > 1 {
+		t.Fatalf("miniatures hold %d keys just after starting, want at most the one that started them", got)
+	}
+	w := NewTinyLFU(1000, true, 1, node.KeyedHash)
+	for k := range uint64(2000) {
+		w.Add(node.NewKeyed(mix(k), 1))
+		for w.Evict() != nil {
+		}
+	}
+	if w.sim != nil {
+		t.Fatal("a weighted TinyLFU has miniatures")
 	}
 }

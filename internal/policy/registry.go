@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/cachekit/cachekit/internal/node"
 )
 
 // Config is what every policy constructor gets.
@@ -20,6 +22,9 @@ type Config struct {
 	// Param is the policy's numeric parameter (for example LRFU's λ), or
 	// NaN when the spec gave none and the policy's default applies.
 	Param float64
+	// Hash returns a tracked node's key hash, for policies that need one.
+	// Never nil.
+	Hash node.Hasher
 }
 
 // Constructor builds a policy from a Config, or reports why it cannot.
@@ -59,8 +64,9 @@ func Doc(name string) string { return registry[name].doc }
 
 // New builds the policy named by spec: a registered name, "default" (or
 // the empty string) for the default policy, optionally followed by a colon
-// and a numeric parameter ("lrfu:0.001").
-func New(spec string, max uint64, weighted bool, seed uint64) (Policy, error) {
+// and a numeric parameter ("lrfu:0.001"). hash returns the key hash of the
+// nodes the policy will track (see node.Hasher); it must not be nil.
+func New(spec string, max uint64, weighted bool, seed uint64, hash node.Hasher) (Policy, error) {
 	name, param, err := ParseSpec(spec)
 	if err != nil {
 		return nil, err
@@ -72,7 +78,10 @@ func New(spec string, max uint64, weighted bool, seed uint64) (Policy, error) {
 	if max == 0 {
 		max = 1
 	}
-	return r.build(Config{Max: max, Weighted: weighted, Seed: seed, Param: param})
+	if hash == nil {
+		panic("policy: New with a nil Hasher")
+	}
+	return r.build(Config{Max: max, Weighted: weighted, Seed: seed, Param: param, Hash: hash})
 }
 
 // ParseSpec splits a policy spec into its name (with "default" and "" mapped
@@ -97,6 +106,6 @@ func init() {
 		if !math.IsNaN(c.Param) {
 			return nil, fmt.Errorf("policy tinylfu takes no parameter")
 		}
-		return NewTinyLFU(c.Max, c.Weighted, c.Seed), nil
+		return NewTinyLFU(c.Max, c.Weighted, c.Seed, c.Hash), nil
 	})
 }

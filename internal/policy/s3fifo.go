@@ -7,7 +7,7 @@ func init() {
 		if err := noParam("s3fifo", c); err != nil {
 			return nil, err
 		}
-		return NewS3FIFO(c.Max, c.Weighted), nil
+		return NewS3FIFO(c.Max, c.Weighted, c.Hash), nil
 	})
 }
 
@@ -50,15 +50,17 @@ type S3FIFO struct {
 	mainMax     uint64
 	weighted    bool
 	ghost       ghostQueue
+	hash        node.Hasher
 }
 
 // NewS3FIFO returns an S3-FIFO policy for at most max weight; weighted
-// says whether node weights vary (it only affects the ghost's size).
-func NewS3FIFO(max uint64, weighted bool) *S3FIFO {
+// says whether node weights vary (it only affects the ghost's size); hash
+// returns a tracked node's key hash.
+func NewS3FIFO(max uint64, weighted bool, hash node.Hasher) *S3FIFO {
 	if max == 0 {
 		max = 1
 	}
-	return &S3FIFO{max: max, mainMax: max - max/s3SmallShare, weighted: weighted}
+	return &S3FIFO{max: max, mainMax: max - max/s3SmallShare, weighted: weighted, hash: hash}
 }
 
 // Len implements Policy.
@@ -86,7 +88,7 @@ func (p *S3FIFO) list(q uint8) *node.List {
 // Add implements Policy.
 func (p *S3FIFO) Add(n *node.Node) {
 	n.Flags = 0
-	if p.ghost.take(n.Hash) {
+	if p.ghost.take(p.hash(n)) {
 		n.Queue = qS3Main
 		p.main.PushBack(n)
 		return
@@ -142,7 +144,7 @@ func (p *S3FIFO) Evict() *node.Node {
 			continue
 		}
 		v.Queue = 0
-		p.ghost.add(v.Hash, p.ghostBound())
+		p.ghost.add(p.hash(v), p.ghostBound())
 		return v
 	}
 	return nil

@@ -47,9 +47,15 @@ type TinyLFU struct {
 	weight       uint64
 
 	sketch *sketch
+	hash   node.Hasher
 	rng    uint64
 
-	sim *miniSim // nil for weighted caches and for the miniatures themselves
+	sim *miniSim // nil for weighted caches, for the miniatures themselves, and until started
+	// simSeed seeds the miniatures, which start once the cache is a
+	// quarter full (startSim says they are still to start): see
+	// miniStartFill.
+	simSeed  uint64
+	startSim bool
 	// passive: the sketch is shared and kept by the owner (a miniSim
 	// feeding its miniatures the same requests): Add and Access neither
 	// count nor age it.
@@ -67,27 +73,29 @@ type TinyLFU struct {
 }
 
 // NewTinyLFU returns a policy for at most max weight. weighted says
-// whether node weights vary; seed seeds the admission randomness.
-func NewTinyLFU(max uint64, weighted bool, seed uint64) *TinyLFU {
+// whether node weights vary; seed seeds the admission randomness; hash
+// returns a tracked node's key hash.
+func NewTinyLFU(max uint64, weighted bool, seed uint64, hash node.Hasher) *TinyLFU {
 	if max == 0 {
 		max = 1
 	}
-	var sim *miniSim
-	if !weighted {
-		sim = newMiniSim(max, seed)
+	if weighted {
+		return newTinyLFU(max, weighted, seed, hash, nil)
 	}
-	return newTinyLFU(max, weighted, seed, sim)
+	p := newTinyLFU(max, weighted, seed, hash, nil)
+	p.simSeed, p.startSim = seed, true
+	return p
 }
 
 // newTinyLFU returns a TinyLFU that adapts its window with sim, or with
 // the hill climber if weighted, or not at all.
-func newTinyLFU(max uint64, weighted bool, seed uint64, sim *miniSim) *TinyLFU {
+func newTinyLFU(max uint64, weighted bool, seed uint64, hash node.Hasher, sim *miniSim) *TinyLFU {
 	if max == 0 {
 		max = 1
 	}
 	sk := new(sketch)
 	sk.init(sketchCapacity(max, weighted))
-	return newTinyLFUWith(max, weighted, seed, sim, sk)
+	return newTinyLFUWith(max, weighted, seed, hash, sim, sk)
 }
 
 // sketchCapacity returns the number of keys a TinyLFU sizes its sketch for
@@ -100,9 +108,9 @@ func sketchCapacity(max uint64, weighted bool) int {
 }
 
 // newTinyLFUWith is newTinyLFU with the sketch sk, initialised by the caller.
-func newTinyLFUWith(max uint64, weighted bool, seed uint64, sim *miniSim, sk *sketch) *TinyLFU {
+func newTinyLFUWith(max uint64, weighted bool, seed uint64, hash node.Hasher, sim *miniSim, sk *sketch) *TinyLFU {
 	p := &TinyLFU{max: max, weighted: weighted, rng: seed | 1, sim: sim, climbs: weighted,
-		sketch: sk, fill: newFillAger(1)}
+		sketch: sk, hash: hash, fill: newFillAger(1)}
 	share := initialWindow
 	if sim != nil {
 		share = sim.share()
@@ -165,18 +173,30 @@ func (p *TinyLFU) Add(n *node.Node) {
 	if p.weighted && p.Len() >= p.sketch.capacity() {
 		p.sketch.init(2 * p.sketch.capacity())
 	}
-	if !p.passive {
-		p.sketch.increment(n.Hash)
-		if !p.weighted && p.weight < p.max {
-			p.fill.age(p.sketch, uint64(p.Len())+1)
-		}
+	if p.passive {
+		// A miniature: its owner counted the request and adapts nothing.
+		p.push(n)
+		return
 	}
+	h := p.hash(n)
+	p.sketch.increment(h)
+	if !p.weighted && p.weight < p.max {
+		p.fill.age(p.sketch, uint64(p.Len())+1)
+	}
+	p.push(n)
+	if p.startSim && p.weight >= p.max/miniStartFill {
+		p.sim, p.startSim = newMiniSim(p.max, p.simSeed), false
+	}
+	p.adapt(h)
+}
+
+// push puts a new node at the back of the window.
+func (p *TinyLFU) push(n *node.Node) {
 	n.Queue = qWindow
 	p.window.PushBack(n)
 	p.weight += uint64(n.Weight)
 	p.sampleMisses++
 	p.climb()
-	p.adapt(n.Hash)
 }
 
 // fillAger ages a sketch while its cache fills: see age.
@@ -219,13 +239,14 @@ func (f *fillAger) age(s *sketch, population uint64) {
 
 // Access implements Policy.
 func (p *TinyLFU) Access(n *node.Node) {
-	if !p.passive {
-		p.sketch.increment(n.Hash)
-	}
 	p.touch(n)
 	p.sampleHits++
 	p.climb()
-	p.adapt(n.Hash)
+	if !p.passive {
+		h := p.hash(n)
+		p.sketch.increment(h)
+		p.adapt(h)
+	}
 }
 
 // touch reorders n after a read or a write.
@@ -268,7 +289,7 @@ func (p *TinyLFU) Replace(old, n *node.Node) {
 	old.Queue = 0
 	p.weight = p.weight - uint64(old.Weight) + uint64(n.Weight)
 	if !p.passive {
-		p.sketch.increment(n.Hash)
+		p.sketch.increment(p.hash(n))
 	}
 	p.touch(n)
 }
@@ -333,8 +354,8 @@ func (p *TinyLFU) mainVictim() *node.Node {
 
 // admit reports whether cand should replace victim in the main space.
 func (p *TinyLFU) admit(cand, victim *node.Node) bool {
-	cf := p.sketch.estimate(cand.Hash)
-	vf := p.sketch.estimate(victim.Hash)
+	cf := p.sketch.estimate(p.hash(cand))
+	vf := p.sketch.estimate(p.hash(victim))
 	if cf > vf {
 		return true
 	}
