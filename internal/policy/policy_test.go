@@ -167,7 +167,7 @@ func TestTinyLFUOrder(t *testing.T) {
 
 func TestSketch(t *testing.T) {
 	var s sketch
-	s.init(64)
+	s.init(64, 10)
 	h := mix(42)
 	for i := range 20 {
 		if got, want := s.estimate(h), min(i, 15); got != want {
@@ -259,6 +259,9 @@ func TestMiniSimSharingIsExact(t *testing.T) {
 			p := newTinyLFU(m.minis[0].p.max, false, seed, node.KeyedHash, nil)
 			p.fill = newFillAger(m.mask + 1)
 			p.setWindowShare(share)
+			if i >= miniGhosted {
+				p.ghost, p.useGhost = newGhostFilter(p.max/ghostGenShare), true
+			}
 			refs[i] = ref{p: p, nodes: make(map[uint64]*node.Node)}
 		}
 		seen := 0

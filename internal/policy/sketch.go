@@ -5,20 +5,23 @@ import "math/bits"
 // sketch is a count-min sketch of 4-bit counters that estimates how often a
 // key hash was seen recently. Four counters per key, each in a different
 // 64-bit word; the estimate is the minimum of the four. When the number of
-// increments reaches ten times the capacity, every counter is halved, so
-// the sketch forgets old popularity (the "reset" of TinyLFU).
+// increments reaches period times the capacity, every counter is halved,
+// so the sketch forgets old popularity (the "reset" of TinyLFU).
 type sketch struct {
 	table   []uint64
 	mask    uint64 // len(table) - 1
 	added   uint64
 	resetAt uint64
+	keys    int // the capacity it was sized for
 }
 
 // Seeds spread a key's four counters; odd multipliers from the golden
 // ratio and friends.
 var sketchSeeds = [4]uint64{0x9e3779b97f4a7c15, 0xbf58476d1ce4e5b9, 0x94d049bb133111eb, 0xd6e8feb86659fd93}
 
-func (s *sketch) init(capacity int) {
+// init sizes the sketch for capacity keys, halving its counters every
+// period × capacity increments.
+func (s *sketch) init(capacity int, period uint64) {
 	n := 16
 	for n < capacity {
 		n <<= 1
@@ -26,14 +29,12 @@ func (s *sketch) init(capacity int) {
 	s.table = make([]uint64, n)
 	s.mask = uint64(n - 1)
 	s.added = 0
-	s.resetAt = 10 * uint64(capacity)
-	if s.resetAt < 160 {
-		s.resetAt = 160
-	}
+	s.keys = capacity
+	s.resetAt = max(period*uint64(capacity), 16*period)
 }
 
 // capacity returns the number of keys the sketch was sized for.
-func (s *sketch) capacity() int { return int(s.resetAt / 10) }
+func (s *sketch) capacity() int { return s.keys }
 
 // slot returns the word index and the bit shift of counter i of h.
 func (s *sketch) slot(h uint64, i int) (uint64, uint) {
