@@ -287,8 +287,8 @@ func (f *fillAger) age(s *sketch, population uint64) {
 // lirs-multi2 at 600 (-0.48, still above the best peer), lirs-sprite at
 // 400 (-0.26), adaptsize-request at 10,000 (-0.26). The miniatures, which
 // share one sketch counting every sampled request, do not model it;
-// modelling it (a sketch per miniature, twelve times the sketch updates)
-// measured no better: 49.53 / 14.
+// modelling it (a sketch per miniature, as many sketch updates as
+// miniatures) measured no better: 49.53 / 14, with 12 miniatures.
 func (p *TinyLFU) Access(n *node.Node) {
 	inWindow := n.Queue == qWindow
 	p.touch(n)
