@@ -12,7 +12,7 @@ import "math/bits"
 // holds gen keys. A key is remembered for the next gen to 2 × gen refusals.
 // With gen a third of the cache's maximum (ghostGenShare) that is 8 bits
 // per entry of the maximum, 1 MB for a million entries, against the
-// sketch's 8 bytes.
+// sketch's 8 bytes (both stop growing at 2^24 entries).
 type ghostFilter struct {
 	cur, prev []uint64
 	nbits     uint64 // bits in each filter

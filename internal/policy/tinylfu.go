@@ -221,7 +221,8 @@ func (p *TinyLFU) Add(n *node.Node) {
 	p.push(n)
 	if p.startSim && p.weight >= p.max/miniStartFill {
 		p.sim, p.startSim = newMiniSim(p.max, p.simSeed), false
-		p.ghost = newGhostFilter(p.max / ghostGenShare)
+		// Capped like the sketch: 16 MB at most.
+		p.ghost = newGhostFilter(uint64(sketchCapacity(p.max, false)) / ghostGenShare)
 	}
 	p.adapt(h)
 }

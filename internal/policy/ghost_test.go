@@ -1,0 +1,88 @@
+package policy
+
+import (
+	"testing"
+
+	"github.com/cachekit/cachekit/internal/node"
+)
+
+// The ghost filter remembers the last gen to 2 × gen keys added, forgets
+// older ones, and rarely claims a key it was never given.
+func TestGhostFilter(t *testing.T) {
+	const gen = 1000
+	g := newGhostFilter(gen)
+	for k := range uint64(gen) {
+		g.add(mix(k))
+	}
+	for k := range uint64(gen) {
+		if !g.has(mix(k)) {
+			t.Fatalf("key %d forgotten within a generation", k)
+		}
+	}
+	for k := range uint64(gen) {
+		g.add(mix(gen + k))
+	}
+	// Keys 0..gen-1 are now in the previous generation: still there.
+	for k := range uint64(2 * gen) {
+		if !g.has(mix(k)) {
+			t.Fatalf("key %d forgotten within two generations", k)
+		}
+	}
+	g.add(mix(2 * gen)) // a new generation: the first gen keys go
+	forgotten, falsePos := 0, 0
+	for k := range uint64(gen) {
+		if !g.has(mix(k)) {
+			forgotten++
+		}
+		if g.has(mix(1<<40 + k)) {
+			falsePos++
+		}
+	}
+	if forgotten < gen*97/100 {
+		t.Errorf("%d of %d keys of two generations ago forgotten", forgotten, gen)
+	}
+	if falsePos > gen*2/100 {
+		t.Errorf("%d false positives in %d keys never added", falsePos, gen)
+	}
+}
+
+// With the ghost in use, a candidate refused once is admitted when it
+// comes back; without it, it is refused again.
+func TestTinyLFUGhostAdmits(t *testing.T) {
+	for _, use := range []bool{false, true} {
+		p := newTinyLFU(10, false, 1, node.KeyedHash, nil)
+		p.setWindowShare(0.1) // window 1, main 9
+		p.ghost, p.useGhost = newGhostFilter(5), use
+		nodes := map[uint64]*node.Node{}
+		add := func(k uint64) []uint64 {
+			n := node.NewKeyed(mix(k), 1)
+			nodes[k] = n
+			p.Add(n)
+			var out []uint64
+			for v := p.Evict(); v != nil; v = p.Evict() {
+				out = append(out, unmix(node.KeyedHash(v)))
+			}
+			return out
+		}
+		for k := uint64(1); k <= 10; k++ {
+			add(k)
+		}
+		// Main holds 1..9, each seen three times: 10 cannot beat them.
+		for k := uint64(1); k <= 9; k++ {
+			p.sketch.increment(mix(k))
+			p.sketch.increment(mix(k))
+		}
+		if ev := add(11); len(ev) != 1 || ev[0] != 10 {
+			t.Fatalf("ghost %v: adding 11 evicted %v, want [10]", use, ev)
+		}
+		add(10) // 11 leaves the window and is refused
+		ev := add(12)
+		want := uint64(10) // refused again: frequency 2 against 3
+		if use {
+			want = 1 // admitted: the victim, 1, goes
+		}
+		if len(ev) != 1 || ev[0] != want {
+			t.Fatalf("ghost %v: adding 12 evicted %v, want [%d]", use, ev, want)
+		}
+	}
+}
