@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/cachekit/cachekit/internal/buffer"
+	"github.com/cachekit/cachekit/internal/mix"
 	"github.com/cachekit/cachekit/internal/node"
 	"github.com/cachekit/cachekit/internal/policy"
 	"github.com/cachekit/cachekit/internal/wheel"
@@ -346,7 +347,10 @@ func (c *cache[K, V]) now() int64 {
 func (c *cache[K, V]) hash(key K) uint64 {
 	switch c.keyKind {
 	case keyInt64:
-		return mix64(*(*uint64)(unsafe.Pointer(&key)) ^ c.seed64)
+		// The bijective mixer spreads sequential keys as a random hash
+		// would; with the random per-cache seed, an outsider cannot tell
+		// which keys collide.
+		return mix.Mix(*(*uint64)(unsafe.Pointer(&key)) ^ c.seed64)
 	case keyString:
 		return maphash.String(c.seed, *(*string)(unsafe.Pointer(&key)))
 	}

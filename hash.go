@@ -1,8 +1,6 @@
 package cachekit
 
-import (
-	"reflect"
-)
+import "reflect"
 
 // keyKind says how a cache hashes its keys. maphash.Comparable hashes any
 // comparable key, through the runtime's hash function for the type (a type
@@ -12,7 +10,7 @@ type keyKind uint8
 
 const (
 	keyOther  keyKind = iota // maphash.Comparable
-	keyInt64                 // an 8-byte integer kind: mix64 of the bits and a seed
+	keyInt64                 // an 8-byte integer kind: mix.Mix of the bits xor a seed
 	keyString                // a string kind: maphash.String
 )
 
@@ -29,18 +27,4 @@ func kindOfKey[K comparable]() keyKind {
 		return keyString
 	}
 	return keyOther
-}
-
-// mix64 is a bijective 64-bit mixer (the finaliser of MurmurHash3): every
-// input bit affects every output bit. Applied to a key xor a random
-// per-cache seed, it spreads sequential and patterned integer keys over
-// the index as a random hash would, and without the seed an outsider
-// cannot tell which keys collide.
-func mix64(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
 }

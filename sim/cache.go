@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/cachekit/cachekit"
+	"github.com/cachekit/cachekit/internal/mix"
 	"github.com/cachekit/cachekit/internal/node"
 	"github.com/cachekit/cachekit/internal/policy"
 )
@@ -193,13 +194,13 @@ func (a *Policy) Access(key uint64) bool {
 	if len(a.slab) == 0 {
 		a.slab = make([]node.Keyed, 256)
 	}
-	a.slab[0] = node.Keyed{Node: node.Node{Weight: 1}, Hash: mix(key)}
+	a.slab[0] = node.Keyed{Node: node.Node{Weight: 1}, Hash: mix.Mix(key)}
 	n := &a.slab[0].Node
 	a.slab = a.slab[1:]
 	a.index[key] = n
 	a.p.Add(n)
 	for v := a.p.Evict(); v != nil; v = a.p.Evict() {
-		k := unmix(node.KeyedHash(v))
+		k := mix.Unmix(node.KeyedHash(v))
 		if a.index[k] != v {
 			panic("sim: policy evicted a node it does not track")
 		}
@@ -213,44 +214,6 @@ func (a *Policy) Access(key uint64) bool {
 
 // Len returns the number of keys the cache holds.
 func (a *Policy) Len() int { return len(a.index) }
-
-// mix is a bijective 64-bit mixer (MurmurHash3's finaliser): sequential
-// keys become well spread hashes for the policies' sketches, and unmix
-// recovers the key from an evicted node's hash.
-func mix(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
-}
-
-var (
-	inv1 = inverse(0xff51afd7ed558ccd)
-	inv2 = inverse(0xc4ceb9fe1a85ec53)
-)
-
-// unmix inverts mix: x ^= x>>33 is its own inverse, and the odd
-// multipliers have inverses modulo 2⁶⁴.
-func unmix(x uint64) uint64 {
-	x ^= x >> 33
-	x *= inv2
-	x ^= x >> 33
-	x *= inv1
-	x ^= x >> 33
-	return x
-}
-
-// inverse returns the multiplicative inverse of the odd a modulo 2⁶⁴
-// (Newton's iteration doubles the correct low bits each step).
-func inverse(a uint64) uint64 {
-	x := a // correct to 3 bits for odd a
-	for range 5 {
-		x *= 2 - a*x
-	}
-	return x
-}
 
 // Concurrent is a Cache backed by the real concurrent
 // cachekit.Cache[uint64, struct{}], bounded by MaxEntries: Access is a Get,

@@ -334,20 +334,6 @@ func TestEmptyTrace(t *testing.T) {
 	}
 }
 
-func TestMixInverts(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 1))
-	for _, x := range append([]uint64{0, 1, 1 << 63, ^uint64(0)}, func() (xs []uint64) {
-		for range 1000 {
-			xs = append(xs, r.Uint64())
-		}
-		return
-	}()...) {
-		if got := unmix(mix(x)); got != x {
-			t.Fatalf("unmix(mix(%#x)) = %#x", x, got)
-		}
-	}
-}
-
 func TestConcurrentIsCloser(t *testing.T) {
 	c, err := NewTrace(nil).NewCache(NameCache, 1)
 	if err != nil {

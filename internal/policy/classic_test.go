@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/cachekit/cachekit/internal/mix"
 	"github.com/cachekit/cachekit/internal/node"
 )
 
@@ -13,7 +14,7 @@ import (
 // sieve.go, s3fifo.go, lfu.go, lrfu.go, dlfu.go and random.go.
 var classicNames = []string{"lru", "fifo", "clock", "sieve", "s3fifo", "lfu", "lrfu", "dlfu", "random"}
 
-// driver feeds a policy keyed nodes (the key is unmix(Hash)) and reports what
+// driver feeds a policy keyed nodes (the key is mix.Unmix(Hash)) and reports what
 // it evicts.
 type driver struct {
 	t     *testing.T
@@ -30,7 +31,7 @@ func newDriver(t *testing.T, p Policy) *driver {
 func (d *driver) drain() []uint64 {
 	var out []uint64
 	for v := d.p.Evict(); v != nil; v = d.p.Evict() {
-		k := unmix(node.KeyedHash(v))
+		k := mix.Unmix(node.KeyedHash(v))
 		if d.nodes[k] != v {
 			d.t.Fatalf("evicted a node that is not tracked (key %d)", k)
 		}
@@ -46,7 +47,7 @@ func (d *driver) add(k uint64, w uint32) []uint64 {
 	if d.nodes[k] != nil {
 		d.t.Fatalf("key %d is already tracked", k)
 	}
-	n := node.NewKeyed(mix(k), w)
+	n := node.NewKeyed(mix.Mix(k), w)
 	d.nodes[k] = n
 	d.p.Add(n)
 	return d.drain()
@@ -71,7 +72,7 @@ func (d *driver) set(k uint64, w uint32) []uint64 {
 	if old == nil {
 		d.t.Fatalf("write of key %d, which is not tracked", k)
 	}
-	n := node.NewKeyed(mix(k), w)
+	n := node.NewKeyed(mix.Mix(k), w)
 	d.nodes[k] = n
 	d.p.Replace(old, n)
 	return d.drain()
@@ -284,12 +285,12 @@ func TestS3FIFOOrder(t *testing.T) {
 		t.Fatalf("ghost length %d, want 7", n)
 	}
 	for _, k := range []uint64{2, 3} {
-		if p.ghost.find(mix(k)) >= 0 {
+		if p.ghost.find(mix.Mix(k)) >= 0 {
 			t.Fatalf("key %d is still in the ghost after coming back", k)
 		}
 	}
 	for _, k := range []uint64{4, 6, 7, 8, 9} {
-		if p.ghost.find(mix(k)) < 0 {
+		if p.ghost.find(mix.Mix(k)) < 0 {
 			t.Fatalf("key %d is not in the ghost", k)
 		}
 	}
@@ -529,7 +530,7 @@ func TestUntrackedQueue(t *testing.T) {
 		p := newNamed(t, name, 3, false)
 		ns := make([]*node.Node, 8)
 		for i := range ns {
-			ns[i] = node.NewKeyed(mix(uint64(i)), 1)
+			ns[i] = node.NewKeyed(mix.Mix(uint64(i)), 1)
 		}
 		for _, n := range ns[:5] {
 			p.Add(n)
@@ -542,7 +543,7 @@ func TestUntrackedQueue(t *testing.T) {
 		}
 		for _, n := range append(evicted, ns[1], ns[2]) {
 			if n.Queue != 0 {
-				t.Fatalf("%s: untracked node %d has Queue %d", name, unmix(node.KeyedHash(n)), n.Queue)
+				t.Fatalf("%s: untracked node %d has Queue %d", name, mix.Unmix(node.KeyedHash(n)), n.Queue)
 			}
 		}
 		if p.Len() != 3 {
@@ -615,8 +616,8 @@ func TestClassicNoAllocs(t *testing.T) {
 				if weighted {
 					w = uint32(i % 4)
 				}
-				nodes[i] = node.NewKeyed(mix(uint64(i)), w)
-				spare[i] = node.NewKeyed(mix(uint64(i)), w)
+				nodes[i] = node.NewKeyed(mix.Mix(uint64(i)), w)
+				spare[i] = node.NewKeyed(mix.Mix(uint64(i)), w)
 			}
 			keys := make([]int, 1<<16)
 			for i := range keys {
@@ -639,7 +640,7 @@ func TestClassicNoAllocs(t *testing.T) {
 					p.Access(n)
 				}
 				for v := p.Evict(); v != nil; v = p.Evict() {
-					tracked[unmix(node.KeyedHash(v))] = false
+					tracked[mix.Unmix(node.KeyedHash(v))] = false
 				}
 			}
 			for range 200_000 {
@@ -685,11 +686,11 @@ func replayZipf(p Policy, ops int, seed uint64) float64 {
 			p.Access(n)
 			continue
 		}
-		nodes[k] = node.Keyed{Node: node.Node{Weight: 1}, Hash: mix(k)}
+		nodes[k] = node.Keyed{Node: node.Node{Weight: 1}, Hash: mix.Mix(k)}
 		p.Add(n)
 		tracked[k] = true
 		for v := p.Evict(); v != nil; v = p.Evict() {
-			tracked[unmix(node.KeyedHash(v))] = false
+			tracked[mix.Unmix(node.KeyedHash(v))] = false
 		}
 	}
 	return float64(hits) / float64(ops)

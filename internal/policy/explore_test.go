@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cachekit/cachekit/internal/mix"
 	"github.com/cachekit/cachekit/internal/node"
 )
 
@@ -33,7 +34,7 @@ func loadTrace(t *testing.T, path string) []uint64 {
 			}
 			k = uint64(i)
 		}
-		keys = append(keys, mix(k))
+		keys = append(keys, mix.Mix(k))
 	}
 	return keys
 }

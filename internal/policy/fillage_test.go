@@ -3,6 +3,7 @@ package policy
 import (
 	"testing"
 
+	"github.com/cachekit/cachekit/internal/mix"
 	"github.com/cachekit/cachekit/internal/node"
 )
 
@@ -15,7 +16,7 @@ func TestTinyLFUAgesWhileFilling(t *testing.T) {
 	const max = 256
 	p := newTinyLFU(max, false, 1, node.KeyedHash, nil)
 	add := func(k uint64) *node.Node {
-		n := node.NewKeyed(mix(k), 1)
+		n := node.NewKeyed(mix.Mix(k), 1)
 		p.Add(n)
 		if v := p.Evict(); v != nil {
 			t.Fatalf("evicted %x while filling", node.KeyedHash(v))
@@ -68,7 +69,7 @@ func TestTinyLFUAgesWhileFilling(t *testing.T) {
 		t.Fatalf("estimate once full, 7 requests later = %d, want 8", before)
 	}
 	for k := uint64(max); k < 2*max; k++ { // the population stays at max
-		n := node.NewKeyed(mix(k), 1)
+		n := node.NewKeyed(mix.Mix(k), 1)
 		p.Add(n)
 		for v := p.Evict(); v != nil; v = p.Evict() {
 		}

@@ -3,6 +3,7 @@ package policy
 import (
 	"testing"
 
+	"github.com/cachekit/cachekit/internal/mix"
 	"github.com/cachekit/cachekit/internal/node"
 )
 
@@ -12,29 +13,29 @@ func TestGhostFilter(t *testing.T) {
 	const gen = 1000
 	g := newGhostFilter(gen)
 	for k := range uint64(gen) {
-		g.add(mix(k))
+		g.add(mix.Mix(k))
 	}
 	for k := range uint64(gen) {
-		if !g.has(mix(k)) {
+		if !g.has(mix.Mix(k)) {
 			t.Fatalf("key %d forgotten within a generation", k)
 		}
 	}
 	for k := range uint64(gen) {
-		g.add(mix(gen + k))
+		g.add(mix.Mix(gen + k))
 	}
 	// Keys 0..gen-1 are now in the previous generation: still there.
 	for k := range uint64(2 * gen) {
-		if !g.has(mix(k)) {
+		if !g.has(mix.Mix(k)) {
 			t.Fatalf("key %d forgotten within two generations", k)
 		}
 	}
-	g.add(mix(2 * gen)) // a new generation: the first gen keys go
+	g.add(mix.Mix(2 * gen)) // a new generation: the first gen keys go
 	forgotten, falsePos := 0, 0
 	for k := range uint64(gen) {
-		if !g.has(mix(k)) {
+		if !g.has(mix.Mix(k)) {
 			forgotten++
 		}
-		if g.has(mix(1<<40 + k)) {
+		if g.has(mix.Mix(1<<40 + k)) {
 			falsePos++
 		}
 	}
@@ -55,12 +56,12 @@ func TestTinyLFUGhostAdmits(t *testing.T) {
 		p.ghost, p.useGhost = newGhostFilter(5), use
 		nodes := map[uint64]*node.Node{}
 		add := func(k uint64) []uint64 {
-			n := node.NewKeyed(mix(k), 1)
+			n := node.NewKeyed(mix.Mix(k), 1)
 			nodes[k] = n
 			p.Add(n)
 			var out []uint64
 			for v := p.Evict(); v != nil; v = p.Evict() {
-				out = append(out, unmix(node.KeyedHash(v)))
+				out = append(out, mix.Unmix(node.KeyedHash(v)))
 			}
 			return out
 		}
@@ -69,8 +70,8 @@ func TestTinyLFUGhostAdmits(t *testing.T) {
 		}
 		// Main holds 1..9, each seen three times: 10 cannot beat them.
 		for k := uint64(1); k <= 9; k++ {
-			p.sketch.increment(mix(k))
-			p.sketch.increment(mix(k))
+			p.sketch.increment(mix.Mix(k))
+			p.sketch.increment(mix.Mix(k))
 		}
 		if ev := add(11); len(ev) != 1 || ev[0] != 10 {
 			t.Fatalf("ghost %v: adding 11 evicted %v, want [10]", use, ev)

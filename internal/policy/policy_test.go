@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/cachekit/cachekit/internal/mix"
 	"github.com/cachekit/cachekit/internal/node"
 )
 
@@ -15,25 +16,6 @@ func newNamed(t *testing.T, name string, max uint64, weighted bool) Policy {
 		t.Fatal(err)
 	}
 	return p
-}
-
-func mix(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
-}
-
-// unmix inverts mix, so a test finds a node's key from its Hash.
-func unmix(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0x9cb4b2f8129337db // the inverse of 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	x *= 0x4f74430c22a54005 // the inverse of 0xff51afd7ed558ccd
-	x ^= x >> 33
-	return x
 }
 
 // TestContract drives every policy with random operations and checks it
@@ -68,7 +50,7 @@ func contract(t *testing.T, p Policy, max uint64, weighted bool, r *rand.Rand) {
 		if weighted {
 			w = uint32(r.Uint64N(max + 1)) // 0 .. max
 		}
-		return node.NewKeyed(mix(k), w)
+		return node.NewKeyed(mix.Mix(k), w)
 	}
 	keys := 3*max + 5
 	evicted := 0
@@ -98,10 +80,10 @@ func contract(t *testing.T, p Policy, max uint64, weighted bool, r *rand.Rand) {
 		}
 		for v := p.Evict(); v != nil; v = p.Evict() {
 			if !tracked[v] {
-				t.Fatalf("op %d: Evict returned an untracked node (key %d)", i, unmix(node.KeyedHash(v)))
+				t.Fatalf("op %d: Evict returned an untracked node (key %d)", i, mix.Unmix(node.KeyedHash(v)))
 			}
 			delete(tracked, v)
-			delete(byKey, unmix(node.KeyedHash(v)))
+			delete(byKey, mix.Unmix(node.KeyedHash(v)))
 			evicted++
 		}
 		if p.Len() != len(tracked) {
@@ -124,12 +106,12 @@ func TestTinyLFUOrder(t *testing.T) {
 	p := NewTinyLFU(10, false, 1, node.KeyedHash)
 	nodes := map[uint64]*node.Node{}
 	add := func(k uint64) []uint64 {
-		n := node.NewKeyed(mix(k), 1)
+		n := node.NewKeyed(mix.Mix(k), 1)
 		nodes[k] = n
 		p.Add(n)
 		var out []uint64
 		for v := p.Evict(); v != nil; v = p.Evict() {
-			out = append(out, unmix(node.KeyedHash(v)))
+			out = append(out, mix.Unmix(node.KeyedHash(v)))
 		}
 		return out
 	}
@@ -178,7 +160,7 @@ func TestTinyLFUOrder(t *testing.T) {
 func TestSketch(t *testing.T) {
 	var s sketch
 	s.init(64, 10)
-	h := mix(42)
+	h := mix.Mix(42)
 	for i := range 20 {
 		if got, want := s.estimate(h), min(i, 15); got != want {
 			t.Fatalf("after %d increments estimate %d, want %d", i, got, want)
@@ -188,7 +170,7 @@ func TestSketch(t *testing.T) {
 	// Many other keys force a reset, which halves the counters.
 	before := s.estimate(h)
 	for k := uint64(0); s.estimate(h) == before; k++ {
-		s.increment(mix(k + 1000))
+		s.increment(mix.Mix(k + 1000))
 		if k > 10_000 {
 			t.Fatal("the sketch never aged")
 		}
@@ -215,11 +197,11 @@ func TestWindowAdapts(t *testing.T) {
 					p.Access(n)
 					continue
 				}
-				n := node.NewKeyed(mix(k), 1)
+				n := node.NewKeyed(mix.Mix(k), 1)
 				m[k] = n
 				p.Add(n)
 				for v := p.Evict(); v != nil; v = p.Evict() {
-					delete(m, unmix(node.KeyedHash(v)))
+					delete(m, mix.Unmix(node.KeyedHash(v)))
 				}
 			}
 			return p.WindowMax()
@@ -241,7 +223,7 @@ func TestWindowAdapts(t *testing.T) {
 func TestMiniSimChoosesShare(t *testing.T) {
 	m := newMiniSim(500, 1)
 	for i := range 100 * 500 {
-		m.record(mix(uint64(i % 1000)))
+		m.record(mix.Mix(uint64(i % 1000)))
 	}
 	if got := m.share(); got != 0 {
 		for i := range m.minis {
@@ -280,9 +262,9 @@ func TestMiniSimSharingIsExact(t *testing.T) {
 		for j := range 300 * int(max) {
 			var h uint64
 			if j/int(max)%50 == 49 {
-				h = mix(1<<40 + uint64(j)) // a scan: keys never seen again
+				h = mix.Mix(1<<40 + uint64(j)) // a scan: keys never seen again
 			} else {
-				h = mix(zipf.Uint64())
+				h = mix.Mix(zipf.Uint64())
 			}
 			x := h * 0xd6e8feb86659fd93
 			sampled := (x^x>>32)&m.mask == 0
@@ -363,12 +345,12 @@ func TestRegistry(t *testing.T) {
 func TestMiniaturesStartAtAQuarter(t *testing.T) {
 	p := NewTinyLFU(1000, false, 1, node.KeyedHash)
 	for k := range uint64(249) {
-		p.Add(node.NewKeyed(mix(k), 1))
+		p.Add(node.NewKeyed(mix.Mix(k), 1))
 		if p.sim != nil {
 			t.Fatalf("miniatures started at %d entries of 1000", p.Len())
 		}
 	}
-	p.Add(node.NewKeyed(mix(249), 1))
+	p.Add(node.NewKeyed(mix.Mix(249), 1))
 	if p.sim == nil {
 		t.Fatal("miniatures not started at 250 entries of 1000")
 	}
@@ -377,7 +359,7 @@ func TestMiniaturesStartAtAQuarter(t *testing.T) {
 	}
 	w := NewTinyLFU(1000, true, 1, node.KeyedHash)
 	for k := range uint64(2000) {
-		w.Add(node.NewKeyed(mix(k), 1))
+		w.Add(node.NewKeyed(mix.Mix(k), 1))
 		for w.Evict() != nil {
 		}
 	}
