@@ -100,15 +100,12 @@ type TinyLFU struct {
 // whether node weights vary; seed seeds the admission randomness; hash
 // returns a tracked node's key hash.
 func NewTinyLFU(max uint64, weighted bool, seed uint64, hash node.Hasher) *TinyLFU {
-	if max == 0 {
-		max = 1
-	}
-	if weighted {
-		return newTinyLFU(max, weighted, seed, hash, nil)
-	}
 	p := newTinyLFU(max, weighted, seed, hash, nil)
-	p.simSeed, p.startSim = seed, true
-	p.skipWindowHits = true
+	if !weighted {
+		// Miniatures (started at a quarter full) instead of the climber.
+		p.simSeed, p.startSim = seed, true
+		p.skipWindowHits = true
+	}
 	return p
 }
 
