@@ -686,16 +686,6 @@ func (c *cache[K, V]) applyRead(e *entry[K, V]) {
 	}
 }
 
-// indexed reports whether e is still in the index. An entry leaves the
-// index once and for all, so a false answer is final; and it is exact for
-// an entry whose removal happened before the caller learnt of it (by its
-// write record, say). The caller holds c.mu, which orders it with the
-// other maintenance work, not with writers.
-func (c *cache[K, V]) indexed(e *entry[K, V]) bool {
-	h := c.hash(e.key)
-	return c.segment(h).holds(e, h)
-}
-
 func (c *cache[K, V]) applyWrite(ev event[K, V]) {
 	e, old := ev.e, ev.old
 	if old == e {
@@ -727,12 +717,14 @@ func (c *cache[K, V]) applyWrite(ev event[K, V]) {
 			e.Mark |= markApplied
 		}
 	}
-	// An entry that has already left the index (its removal's record was
-	// applied first, or it had none) must not be tracked: nothing would
-	// untrack it. One that leaves it after this check is untracked by its
-	// removal's record.
+	// An entry whose removal from the index was applied first (untrack
+	// marked it gone) must not be tracked: nothing would untrack it. Every
+	// removal of an entry that has a write record is applied under c.mu:
+	// by its own record (Delete), its successor's (Set), drop or Clear. One
+	// removed before this record but applied after it is tracked for that
+	// short while, then untracked by its removal's record.
 	switch {
-	case old != nil && old.tracked() && c.indexed(e):
+	case old != nil && old.tracked() && !e.gone():
 		old.setTracked(false)
 		c.deschedule(old)
 		if c.bounded {
@@ -743,7 +735,7 @@ func (c *cache[K, V]) applyWrite(ev event[K, V]) {
 		if old != nil {
 			c.untrack(old)
 		}
-		if !e.tracked() && c.indexed(e) {
+		if !e.tracked() && !e.gone() {
 			if c.bounded {
 				c.policy.Add(&e.Node)
 			}
@@ -766,8 +758,12 @@ func (c *cache[K, V]) deschedule(e *entry[K, V]) {
 	}
 }
 
+// untrack takes e, which has left the index, off the policy and the wheel;
+// if its write record has not made it known to them yet, it marks e gone so
+// that the record will not. The caller holds c.mu.
 func (c *cache[K, V]) untrack(e *entry[K, V]) {
 	if !e.tracked() {
+		e.Mark |= markGone
 		return
 	}
 	e.setTracked(false)

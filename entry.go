@@ -42,6 +42,7 @@ const (
 const (
 	markTracked = 1 << iota // known to the policy and the wheel
 	markApplied             // a bounded cache has applied its write record
+	markGone                // its removal from the index was applied before it was tracked
 )
 
 // newEntry returns an unpublished entry for key with the given deadline
@@ -95,6 +96,7 @@ func (e *entry[K, V]) expired(now int64) bool {
 
 func (e *entry[K, V]) tracked() bool { return e.Mark&markTracked != 0 }
 func (e *entry[K, V]) applied() bool { return e.Mark&markApplied != 0 }
+func (e *entry[K, V]) gone() bool    { return e.Mark&markGone != 0 }
 
 func (e *entry[K, V]) setTracked(b bool) {
 	if b {
