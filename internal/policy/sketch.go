@@ -7,17 +7,28 @@ import "math/bits"
 // 64-bit word; the estimate is the minimum of the four. When the number of
 // increments reaches period times the capacity, every counter is halved,
 // so the sketch forgets old popularity (the "reset" of TinyLFU).
+//
+// A key's four words lie in one block of eight (64 bytes, one cache line):
+// counter i is in word 2i or 2i+1 of the block. An update or an estimate
+// then touches one line instead of four, which matters once the sketch
+// outgrows the CPU's caches (1 MB for 100,000 keys), as the policy reads
+// two keys' counters and updates one for every new key. Measured: the
+// evicting uniform benchmark (bench, BenchmarkEvict, 2 goroutines, all
+// reads) took 8.6% less time per operation; the trace suite's mean fell
+// from 49.58% (14 points below the best peer − 0.1) to 49.51% (15).
+// Three hash choices gave 49.39–49.51% blocked and 49.54–49.58% with a
+// word per counter anywhere in the table: a small loss that we take, as
+// Caffeine does, for one cache miss per key instead of four.
 type sketch struct {
 	table   []uint64
-	mask    uint64 // len(table) - 1
+	mask    uint64 // number of blocks - 1
 	added   uint64
 	resetAt uint64
 	keys    int // the capacity it was sized for
 }
 
-// Seeds spread a key's four counters; odd multipliers from the golden
-// ratio and friends.
-var sketchSeeds = [4]uint64{0x9e3779b97f4a7c15, 0xbf58476d1ce4e5b9, 0x94d049bb133111eb, 0xd6e8feb86659fd93}
+// blockWords is the number of words in a block: one 64-byte cache line.
+const blockWords = 8
 
 // init sizes the sketch for capacity keys, halving its counters every
 // period × capacity increments.
@@ -27,7 +38,7 @@ func (s *sketch) init(capacity int, period uint64) {
 		n <<= 1
 	}
 	s.table = make([]uint64, n)
-	s.mask = uint64(n - 1)
+	s.mask = uint64(n/blockWords - 1)
 	s.added = 0
 	s.keys = capacity
 	s.resetAt = max(period*uint64(capacity), 16*period)
@@ -36,18 +47,29 @@ func (s *sketch) init(capacity int, period uint64) {
 // capacity returns the number of keys the sketch was sized for.
 func (s *sketch) capacity() int { return s.keys }
 
-// slot returns the word index and the bit shift of counter i of h.
-func (s *sketch) slot(h uint64, i int) (uint64, uint) {
-	x := (h + uint64(i)) * sketchSeeds[i]
+// block returns the index of h's first word, and the bits that pick its
+// counters in the block's words: for counter i, bit i picks the word of
+// the pair and bits 4+4i..7+4i the nibble.
+func (s *sketch) block(h uint64) (uint64, uint64) {
+	x := h * 0x9e3779b97f4a7c15
 	x ^= x >> 29
-	return x & s.mask, uint(x>>60) << 2 // 16 nibbles per word
+	y := x * 0xbf58476d1ce4e5b9
+	y ^= y >> 32
+	return (x >> 32 & s.mask) * blockWords, y
+}
+
+// slot returns the word index and the bit shift of counter i, given h's
+// block.
+func slot(b, y uint64, i int) (uint64, uint) {
+	return b + uint64(2*i) + y>>i&1, uint(y>>(4+4*i)&15) << 2 // 16 nibbles per word
 }
 
 // estimate returns the estimated frequency of h, 0 to 15.
 func (s *sketch) estimate(h uint64) int {
 	m := uint64(15)
+	b, y := s.block(h)
 	for i := range 4 {
-		w, sh := s.slot(h, i)
+		w, sh := slot(b, y, i)
 		if c := (s.table[w] >> sh) & 15; c < m {
 			m = c
 		}
@@ -61,8 +83,9 @@ func (s *sketch) estimate(h uint64) int {
 // fell from 24.3% to 15.5%, and the mean over the trace suite by 0.5 point.
 func (s *sketch) increment(h uint64) {
 	added := false
+	b, y := s.block(h)
 	for i := range 4 {
-		w, sh := s.slot(h, i)
+		w, sh := slot(b, y, i)
 		if (s.table[w]>>sh)&15 < 15 {
 			s.table[w] += 1 << sh
 			added = true
