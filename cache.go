@@ -86,7 +86,7 @@ type cache[K comparable, V any] struct {
 	// to the entry that replaced it and waits for it (see applyWrite).
 	waiting   map[*entry[K, V]]*entry[K, V]
 	backlog   bool                     // the wheel has due work left
-	evictions [numCauses]atomic.Uint64 // capacity, expired (by the wheel), cleared; written under mu
+	evictions [numCauses]uint64 // capacity, expired (by the wheel), cleared; guarded by mu
 
 	cbMu       sync.Mutex
 	inCallback bool // the background goroutine is running OnEvict; guarded by cbMu
@@ -817,7 +817,7 @@ func (c *cache[K, V]) drop(e *entry[K, V], cause Cause) {
 		// A caller removed or replaced it first and reports it.
 		return
 	}
-	c.evictions[cause].Add(1)
+	c.evictions[cause]++
 	if c.onEvict != nil {
 		c.pending = append(c.pending, removal[K, V]{e.key, c.load(e), cause})
 	}
@@ -845,7 +845,7 @@ func (h *Cache[K, V]) Clear() {
 		s.mu.Lock()
 		s.clear(func(e *entry[K, V]) {
 			c.untrack(e)
-			c.evictions[CauseCleared].Add(1)
+			c.evictions[CauseCleared]++
 			if c.onEvict != nil {
 				c.pending = append(c.pending, removal[K, V]{e.key, c.load(e), CauseCleared})
 			}

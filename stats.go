@@ -83,14 +83,15 @@ func (h *Cache[K, V]) Stats() Stats {
 		Hits:     c.reads.Added() - queuedSets + c.reads.Count(),
 		Misses:   c.sum(statMisses),
 		Sets:     c.sum(statSets),
-		Evicted:  c.evictions[CauseCapacity].Load(),
-		Expired:  c.evictions[CauseExpired].Load() + c.sum(statExpired),
+		Expired:  c.sum(statExpired),
 		Deleted:  c.sum(statDeleted),
 		Replaced: c.sum(statReplaced),
-		Cleared:  c.evictions[CauseCleared].Load(),
 		Entries:  h.Len(),
 	}
 	c.mu.Lock()
+	s.Evicted = c.evictions[CauseCapacity]
+	s.Expired += c.evictions[CauseExpired]
+	s.Cleared = c.evictions[CauseCleared]
 	if c.bounded {
 		s.Weight = c.policy.Weight()
 	} else {

@@ -72,12 +72,13 @@ func (c *cache[K, V]) load(e *entry[K, V]) V {
 	return e.value
 }
 
-// init stores v in e before e is published.
+// init stores v in e before e is published. A plain store: the atomic
+// store that publishes e orders it before every reader's atomic load.
 func (c *cache[K, V]) init(e *entry[K, V], v V) {
 	if c.vkind == valueBits {
 		var u uint64
 		*(*V)(unsafe.Pointer(&u)) = v
-		bits(e).Store(u)
+		*(*uint64)(unsafe.Pointer(&e.value)) = u
 		return
 	}
 	e.value = v
