@@ -85,7 +85,7 @@ type cache[K comparable, V any] struct {
 	// waiting maps an entry whose write record has not been applied yet
 	// to the entry that replaced it and waits for it (see applyWrite).
 	waiting   map[*entry[K, V]]*entry[K, V]
-	backlog   bool                     // the wheel has due work left
+	backlog   bool              // the wheel has due work left
 	evictions [numCauses]uint64 // capacity, expired (by the wheel), cleared; guarded by mu
 
 	cbMu       sync.Mutex

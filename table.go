@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // The index is a fixed array of segments, each an open-addressing hash
@@ -113,11 +114,13 @@ func (g *group[K, V]) setCtrl(j int, b uint64) {
 	g.ctrl.Store(g.ctrl.Load()&^(0xff<<sh) | b<<sh)
 }
 
+// A segment spans two cache lines: the first is read by every lookup and
+// written only by a rebuild, the second is written by every write. Were
+// they one line, a lookup would wait for the line to come back from the
+// core that last wrote to the segment, which with random keys is half the
+// time the other core.
 type segment[K comparable, V any] struct {
-	mu   sync.Mutex
-	tab  atomic.Pointer[table[K, V]]
-	live atomic.Int64 // entries in the table; written under mu
-	used int          // live entries plus deleted slots; guarded by mu
+	tab atomic.Pointer[table[K, V]]
 	// floor is the size of the first table (Options.InitialCapacity):
 	// removals never shrink the table below it. limit, if not 0, is the
 	// size that holds the segment's share of a cache bounded by entry
@@ -127,8 +130,15 @@ type segment[K comparable, V any] struct {
 	// hash is the cache's key hash, for rebuilds (entries do not keep
 	// their hash). Set before the segment is shared.
 	hash func(K) uint64
-	_    [8]byte // a segment fills a cache line: neighbouring locks apart
+	_    [64 - 4*wordSize]byte
+
+	mu   sync.Mutex
+	live atomic.Int64 // entries in the table; written under mu
+	used int          // live entries plus deleted slots; guarded by mu
+	_    [64 - 16 - wordSize]byte
 }
+
+const wordSize = unsafe.Sizeof(uintptr(0))
 
 // init sizes the segment's first table for capacity entries; share, if
 // not 0, is the segment's expected share of the cache's entry bound; hash
