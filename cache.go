@@ -78,6 +78,10 @@ type cache[K comparable, V any] struct {
 	writeBatch int
 	stats      []statStripe
 
+	// The maintenance lock is written by every maintenance pass and every
+	// writer's attempt at one: it starts a cache line of its own, away from
+	// the fields above that every Get reads.
+	_       [64]byte
 	mu      sync.Mutex // the maintenance lock: guards the fields below
 	policy  policy.Policy
 	wheel   *wheel.Wheel
