@@ -598,8 +598,13 @@ func (c *cache[K, V]) removed(e *entry[K, V], cause Cause, p uint64) {
 // background goroutine applies the rest within a tick.
 func (c *cache[K, V]) afterWrite(ev event[K, V]) {
 	for !c.writes.Push(ev) {
-		// The queue is full: help drain it rather than drop a write.
-		c.maintain(true)
+		// The queue is full: drain it rather than drop a write. If another
+		// goroutine is draining it, yield to it rather than sleep on the
+		// lock: a sleeping writer leaves its core idle while the drain
+		// runs on the other, and is woken late.
+		if !c.maintain(false) {
+			runtime.Gosched()
+		}
 	}
 	if c.writes.Len() >= c.writeBatch {
 		c.maintain(false)
@@ -607,18 +612,20 @@ func (c *cache[K, V]) afterWrite(ev event[K, V]) {
 }
 
 // maintain runs a maintenance pass, if it gets the lock (always, if block),
-// then reports the removals it made, outside the lock.
-func (c *cache[K, V]) maintain(block bool) {
+// then reports the removals it made, outside the lock. It reports whether
+// it ran.
+func (c *cache[K, V]) maintain(block bool) bool {
 	if block {
 		c.mu.Lock()
 	} else if !c.mu.TryLock() {
-		return
+		return false
 	}
 	c.maintainLocked()
 	pend := c.pending
 	c.pending = nil
 	c.mu.Unlock()
 	c.report(pend)
+	return true
 }
 
 // maintainFromBackground is maintain(true) for the background goroutine:
