@@ -121,6 +121,18 @@ type event[K comparable, V any] struct {
 // bounded by weight (where one entry may be a large share of the bound).
 const maxWriteBatch = 32
 
+// writeQueueSize returns the capacity of the write queue: 128 records per
+// processor, and up to 512 for a cache bounded by a count of at least 32
+// times that. A longer queue stalls writers less often when they outpace
+// maintenance (BenchmarkEvict, uniform keys, 2 and 8 goroutines, two
+// processors: 7% less time per operation with 512 per processor than with
+// 128, 3% with 256, and 1024 gained 2% more, within noise), but the
+// entries it holds are not yet known to the policy, so a small cache keeps
+// it short: it bounds how far the index may exceed the maximum.
+func writeQueueSize(maxEntries, procs int) int {
+	return min(512*procs, max(128*procs, maxEntries/32))
+}
+
 // expireBudget bounds how many timer-wheel nodes one maintenance pass visits.
 const expireBudget = 4096
 
@@ -147,7 +159,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		clock:      opts.Clock,
 		wake:       make(chan struct{}, 1),
 		reads:      buffer.NewStriped[entry[K, V]](4 * procs),
-		writes:     buffer.NewQueue[event[K, V]](128 * procs),
+		writes:     buffer.NewQueue[event[K, V]](writeQueueSize(opts.MaxEntries, procs)),
 		stats:      make([]statStripe, statStripes(procs)),
 		stop:       make(chan struct{}),
 		done:       make(chan struct{}),
