@@ -195,29 +195,6 @@ func (s *segment[K, V]) get(key K, h uint64) *entry[K, V] {
 	}
 }
 
-// holds reports whether e, whose key hashes to h, is in the segment's
-// current table. Lock-free. Entries are never put back once removed, so
-// once e has left the index holds reports false for good.
-func (s *segment[K, V]) holds(e *entry[K, V], h uint64) bool {
-	t := s.tab.Load()
-	n, b := len(t.groups), tag(h)
-	for i := t.home(h); ; {
-		g := &t.groups[i]
-		c := g.ctrl.Load()
-		for m := matching(c, b); m != 0; m &= m - 1 {
-			if g.slots[slotOf(m)].Load() == e {
-				return true
-			}
-		}
-		if empties(c) != 0 {
-			return false
-		}
-		if i++; i == n {
-			i = 0
-		}
-	}
-}
-
 // find returns the group and slot of key in t, or a nil group. The caller
 // holds s.mu.
 func (t *table[K, V]) find(key K, h uint64) (*group[K, V], int) {
