@@ -121,14 +121,15 @@ type event[K comparable, V any] struct {
 // bounded by weight (where one entry may be a large share of the bound).
 const maxWriteBatch = 32
 
-// writeQueueSize returns the capacity of the write queue: 128 records per
-// processor, and up to 512 (once rounded up to a power of two) for a cache
-// bounded by a count of more than 128 times that. A longer queue stalls writers less often when they outpace
-// maintenance (BenchmarkEvict, uniform keys, 2 and 8 goroutines, two
-// processors: 7% less time per operation with 512 per processor than with
-// 128, 3% with 256, and 1024 gained 2% more, within noise), but the
-// entries it holds are not yet known to the policy, so a small cache keeps
-// it short: it bounds how far the index may exceed the maximum.
+// writeQueueSize returns the capacity of the write queue (which rounds it
+// up to a power of two): 128 records per processor, or a 128th of the
+// maximum count if that is more, up to 512 per processor. A longer queue
+// stalls writers less often when they outpace maintenance (BenchmarkEvict,
+// uniform keys, 2 and 8 goroutines, two processors: 7% less time per
+// operation with 512 per processor than with 128, 3% with 256, and 1024
+// gained 2% more, within noise), but the entries it holds are not yet
+// known to the policy, so a small cache keeps it short: it bounds how far
+// the index may exceed the maximum.
 func writeQueueSize(maxEntries, procs int) int {
 	return min(512*procs, max(128*procs, maxEntries/128))
 }
