@@ -55,16 +55,7 @@ func TestTinyLFUGhostAdmits(t *testing.T) {
 		p.setWindowShare(0.1) // window 1, main 9
 		p.ghost, p.useGhost = newGhostFilter(5), use
 		nodes := map[uint64]*node.Node{}
-		add := func(k uint64) []uint64 {
-			n := node.NewKeyed(mix.Mix(k), 1)
-			nodes[k] = n
-			p.Add(n)
-			var out []uint64
-			for v := p.Evict(); v != nil; v = p.Evict() {
-				out = append(out, mix.Unmix(node.KeyedHash(v)))
-			}
-			return out
-		}
+		add := func(k uint64) []uint64 { return addKey(p, nodes, k) }
 		for k := uint64(1); k <= 10; k++ {
 			add(k)
 		}

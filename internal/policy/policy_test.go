@@ -102,19 +102,23 @@ func contract(t *testing.T, p Policy, max uint64, weighted bool, r *rand.Rand) {
 }
 
 // TestTinyLFUOrder pins TinyLFU's decisions on a hand-checked sequence.
+// addKey adds a node for key k to p, records it in nodes, and returns the
+// keys p evicts after it.
+func addKey(p Policy, nodes map[uint64]*node.Node, k uint64) []uint64 {
+	n := node.NewKeyed(mix.Mix(k), 1)
+	nodes[k] = n
+	p.Add(n)
+	var out []uint64
+	for v := p.Evict(); v != nil; v = p.Evict() {
+		out = append(out, mix.Unmix(node.KeyedHash(v)))
+	}
+	return out
+}
+
 func TestTinyLFUOrder(t *testing.T) {
 	p := NewTinyLFU(10, false, 1, node.KeyedHash)
 	nodes := map[uint64]*node.Node{}
-	add := func(k uint64) []uint64 {
-		n := node.NewKeyed(mix.Mix(k), 1)
-		nodes[k] = n
-		p.Add(n)
-		var out []uint64
-		for v := p.Evict(); v != nil; v = p.Evict() {
-			out = append(out, mix.Unmix(node.KeyedHash(v)))
-		}
-		return out
-	}
+	add := func(k uint64) []uint64 { return addKey(p, nodes, k) }
 	// window 1, main 9 (protected at most 7).
 	if p.WindowMax() != 1 {
 		t.Fatalf("window %d, want 1", p.WindowMax())
