@@ -29,57 +29,46 @@ func noParam(name string, c Config) error {
 // (LRU, FIFO, CLOCK, SIEVE).
 const qList = 1
 
-// LRU evicts the least recently used entry: one list, oldest use at the
-// front; reads and writes move an entry to the back.
-//
-// LRU is not safe for concurrent use.
-type LRU struct {
+// queue is the part LRU and FIFO share: one list, the entry to evict next
+// at the front, new entries at the back. They differ only in what a read
+// and a write do to an entry's place.
+type queue struct {
 	list node.List
 	max  uint64
 }
 
-// NewLRU returns an LRU policy for at most max weight.
-func NewLRU(max uint64) *LRU {
-	if max == 0 {
-		max = 1
-	}
-	return &LRU{max: max}
-}
+func newQueue(limit uint64) queue { return queue{max: max(limit, 1)} }
 
 // Len implements Policy.
-func (p *LRU) Len() int { return p.list.Len() }
+func (p *queue) Len() int { return p.list.Len() }
 
 // Weight implements Policy.
-func (p *LRU) Weight() uint64 { return p.list.Weight() }
+func (p *queue) Weight() uint64 { return p.list.Weight() }
 
 // Max implements Policy.
-func (p *LRU) Max() uint64 { return p.max }
+func (p *queue) Max() uint64 { return p.max }
 
 // Add implements Policy.
-func (p *LRU) Add(n *node.Node) {
+func (p *queue) Add(n *node.Node) {
 	n.Queue = qList
 	p.list.PushBack(n)
 }
 
-// Access implements Policy.
-func (p *LRU) Access(n *node.Node) { p.list.MoveToBack(n) }
-
 // Remove implements Policy.
-func (p *LRU) Remove(n *node.Node) {
+func (p *queue) Remove(n *node.Node) {
 	p.list.Remove(n)
 	n.Queue = 0
 }
 
-// Replace implements Policy. A write is a use: n becomes the most recent.
-func (p *LRU) Replace(old, n *node.Node) {
+// replace puts n in old's place in the list.
+func (p *queue) replace(old, n *node.Node) {
 	n.Queue = qList
 	p.list.Replace(old, n)
 	old.Queue = 0
-	p.list.MoveToBack(n)
 }
 
 // Evict implements Policy.
-func (p *LRU) Evict() *node.Node {
+func (p *queue) Evict() *node.Node {
 	if p.list.Weight() <= p.max {
 		return nil
 	}
@@ -87,4 +76,22 @@ func (p *LRU) Evict() *node.Node {
 	p.list.Remove(v)
 	v.Queue = 0
 	return v
+}
+
+// LRU evicts the least recently used entry: one list, oldest use at the
+// front; reads and writes move an entry to the back.
+//
+// LRU is not safe for concurrent use.
+type LRU struct{ queue }
+
+// NewLRU returns an LRU policy for at most max weight.
+func NewLRU(max uint64) *LRU { return &LRU{newQueue(max)} }
+
+// Access implements Policy.
+func (p *LRU) Access(n *node.Node) { p.list.MoveToBack(n) }
+
+// Replace implements Policy. A write is a use: n becomes the most recent.
+func (p *LRU) Replace(old, n *node.Node) {
+	p.replace(old, n)
+	p.list.MoveToBack(n)
 }
