@@ -84,7 +84,7 @@ func TestExplore(t *testing.T) {
 					p = NewTinyLFU(capacity, false, 7, node.KeyedHash)
 				} else {
 					share, _ := strconv.ParseFloat(v, 64)
-					q := newTinyLFU(capacity, false, 7, node.KeyedHash, nil)
+					q := newTinyLFU(capacity, false, 7, node.KeyedHash)
 					q.setWindowShare(share)
 					p = q
 				}
@@ -176,7 +176,7 @@ func TestSuite(t *testing.T) {
 				p = NewTinyLFU(r.cap, false, 7, node.KeyedHash)
 			} else {
 				share, _ := strconv.ParseFloat(v, 64)
-				q := newTinyLFU(r.cap, false, 7, node.KeyedHash, nil)
+				q := newTinyLFU(r.cap, false, 7, node.KeyedHash)
 				q.setWindowShare(share)
 				p = q
 			}

@@ -14,7 +14,7 @@ import (
 // once keeps a count of one.
 func TestTinyLFUAgesWhileFilling(t *testing.T) {
 	const max = 256
-	p := newTinyLFU(max, false, 1, node.KeyedHash, nil)
+	p := newTinyLFU(max, false, 1, node.KeyedHash)
 	add := func(k uint64) *node.Node {
 		n := node.NewKeyed(mix.Mix(k), 1)
 		p.Add(n)

@@ -51,7 +51,7 @@ func TestGhostFilter(t *testing.T) {
 // comes back; without it, it is refused again.
 func TestTinyLFUGhostAdmits(t *testing.T) {
 	for _, use := range []bool{false, true} {
-		p := newTinyLFU(10, false, 1, node.KeyedHash, nil)
+		p := newTinyLFU(10, false, 1, node.KeyedHash)
 		p.setWindowShare(0.1) // window 1, main 9
 		p.ghost, p.useGhost = newGhostFilter(5), use
 		nodes := map[uint64]*node.Node{}

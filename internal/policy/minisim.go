@@ -1,10 +1,6 @@
 package policy
 
-import (
-	"unsafe"
-
-	"github.com/cachekit/cachekit/internal/node"
-)
+import "math"
 
 // Window sizing by miniature simulation.
 //
@@ -51,11 +47,10 @@ const (
 )
 
 // The miniatures start when the cache is a quarter full, so that a cache
-// that never gets there (one sized generously) does not pay for them: up
-// to about 300 bytes per sampled key (a miniKey holds a node for each of
-// the 10 miniatures; a few hundred keys at most), 120 kB for a cache of
-// 1,000 entries; the ghosted miniatures' filters add 512 bytes each at
-// most. Measured on the trace suite (TestSuite), starting them at a
+// that never gets there (one sized generously) does not pay for them:
+// about 100 bytes per sampled key (a 72-byte slot and its entry in the key
+// table; a few hundred keys, up to a few thousand under churn), a 4 kB
+// sketch and the ghosted miniatures' filters, 512 bytes each at most. Measured on the trace suite (TestSuite), starting them at a
 // quarter of the maximum hits about as often as starting them with the
 // cache (mean 49.27% against 49.29%, before the ghost), while
 // starting them at the first eviction lost 0.1 point (49.19%): the
@@ -64,70 +59,104 @@ const (
 // The miniatures see the same requests, so they share what depends only
 // on the requests: one frequency sketch (every request counts once, and
 // ages it once, whichever miniatures hold the key) and one table from a
-// key hash to the key's nodes, one per miniature. A sampled request then
-// costs one table lookup and one sketch update, plus each miniature's
-// queue moves and admission checks.
+// key hash to the key's slot, which holds the key's place in each
+// miniature. A sampled request then costs one table lookup and one sketch
+// update, plus each miniature's queue moves and admission checks.
+//
+// A miniature is TinyLFU (tinylfu.go) with a fixed window, cut down to
+// what a fixed, unweighted, passive cache needs, and stored compactly:
+// its queues link slots by 16-bit index instead of by pointer, so a
+// sampled key costs 72 bytes for all ten miniatures instead of a 24-byte
+// node for each (256 bytes). TestMiniSimSharingIsExact checks that each
+// miniature hits, admits and evicts exactly as a TinyLFU of its own would:
+// a change to TinyLFU's queues or admission must be made here too.
 
-type miniature struct {
-	p     *TinyLFU // passive: its sketch is the miniSim's
-	hits  float64  // this epoch
-	score float64  // decayed hits of the past epochs
+// miniLink is a slot's place in one miniature: its neighbours in the
+// miniature's queue, and which queue (0: none, the key is not held).
+type miniLink struct {
+	prev, next uint16
+	queue      uint8
 }
 
-// miniKey is a sampled key's nodes, one per miniature, and its hash; in
-// says which miniatures hold it. Node i is tagged i, so miniHash finds the
-// miniKey from any of its nodes.
+// miniKey is a slot: a sampled key's hash and its places in the
+// miniatures; in has a bit per miniature that holds it.
 type miniKey struct {
-	nodes [len(miniWindows)]node.Node // first field: miniHash depends on it
 	hash  uint64
+	links [len(miniWindows)]miniLink
 	in    uint16
 }
-
-// miniKeyOf returns the miniKey that holds n.
-func miniKeyOf(n *node.Node) *miniKey {
-	return (*miniKey)(unsafe.Add(unsafe.Pointer(n), -int(n.Tag)*int(unsafe.Sizeof(*n))))
-}
-
-// miniHash is the miniatures' Hasher.
-func miniHash(n *node.Node) uint64 { return miniKeyOf(n).hash }
 
 // in has a bit per miniature: this fails to compile with more than 16.
 var _ [16 - len(miniWindows)]struct{}
 
-type miniSim struct {
-	minis  [len(miniWindows)]miniature
-	sketch sketch
-	fill   fillAger
-	keys   map[uint64]*miniKey // by key hash: the keys some miniature holds
-	free   []*miniKey          // no longer held by any miniature, reused
-	mask   uint64              // a request is sampled when its spread hash & mask == 0
-	seen   int                 // sampled requests in this epoch
-	epoch  int
-	best   int
+// A slot index is 16 bits: the slots in use are at most the keys the
+// miniatures hold (each fewer than 2 × miniMinCapacity), one being
+// requested, and the unused slot 0. This fails to compile if they might
+// not fit.
+var _ [1<<16 - len(miniWindows)*2*miniMinCapacity - 2]struct{}
+
+// miniList is a miniature's queue: slot indices, 0 for none.
+type miniList struct {
+	head, tail uint16
+	n          int
 }
 
-// newMiniSim returns miniatures for a cache of max entries. The cost is
-// bounded whatever max is: about 2 × miniMinCapacity sampled keys at most
-// per miniature, and per sampled request one lookup, one sketch update and
+// miniature is one fixed-window TinyLFU over the slots.
+type miniature struct {
+	window, probation, protected miniList
+	windowMax, protectedMax      int
+	ghost                        *ghostFilter // nil unless it admits refused candidates that come back
+	rng                          uint64       // as TinyLFU.random
+	hits                         float64      // this epoch
+	score                        float64      // decayed hits of the past epochs
+}
+
+type miniSim struct {
+	minis    [len(miniWindows)]miniature
+	capacity int // of each miniature
+	sketch   sketch
+	fill     fillAger
+	// slots[0] is unused, so that index 0 means none; slots no miniature
+	// holds are on free.
+	slots []miniKey
+	free  []uint16
+	keys  map[uint64]uint16 // by key hash: the slots some miniature holds
+	mask  uint64            // a request is sampled when its spread hash & mask == 0
+	cur   uint16            // the slot of the request being fed
+	seen  int               // sampled requests in this epoch
+	epoch int
+	best  int
+}
+
+// newMiniSim returns miniatures for a cache of limit entries. The cost is
+// bounded whatever max is: fewer than 2 × miniMinCapacity keys per
+// miniature, and per sampled request one lookup, one sketch update and
 // len(miniWindows) miniature updates.
-func newMiniSim(max uint64, seed uint64) *miniSim {
+func newMiniSim(limit uint64, seed uint64) *miniSim {
 	rate := uint64(1)
-	for max/(2*rate) >= miniMinCapacity {
+	for limit/(2*rate) >= miniMinCapacity {
 		rate *= 2
 	}
-	capacity := max / rate
+	capacity := max(limit/rate, 1)
 	m := &miniSim{mask: rate - 1, epoch: miniEpoch * int(capacity), best: miniStart,
-		fill: newFillAger(rate), // age as the full-size cache does while filling
-		keys: make(map[uint64]*miniKey, capacity+1)}
+		capacity: int(capacity),
+		fill:     newFillAger(rate), // age as the full-size cache does while filling
+		// Both grow with the keys sampled: sized for the most they
+		// might hold, they would cost a small cache more than its
+		// entries do (measured: a cache of 1,000 entries with its
+		// miniatures started holds about 380 sampled keys).
+		slots: make([]miniKey, 1, 64),
+		keys:  make(map[uint64]uint16)}
 	m.sketch.init(sketchCapacity(capacity, false), sketchPeriod(false))
 	for i, share := range miniWindows {
-		p := newTinyLFUWith(capacity, false, seed, miniHash, nil, &m.sketch)
-		p.passive = true
-		p.setWindowShare(share)
+		mi := &m.minis[i]
+		// As TinyLFU.setWindowShare.
+		mi.windowMax = min(int(math.Ceil(share*float64(capacity))), int(capacity))
+		mi.protectedMax = int(float64(int(capacity)-mi.windowMax) * protectedShare)
+		mi.rng = seed | 1
 		if i >= miniGhosted {
-			p.ghost, p.useGhost = newGhostFilter(capacity/ghostGenShare), true
+			mi.ghost = newGhostFilter(capacity / ghostGenShare)
 		}
-		m.minis[i] = miniature{p: p}
 	}
 	return m
 }
@@ -173,50 +202,169 @@ func (m *miniSim) request(h uint64) {
 	m.sketch.increment(h)
 	// The miniatures have one size and admit everything until full, so
 	// they fill together: the first one stands for all.
-	if first := m.minis[0].p; (k == nil || k.in&1 == 0) && first.weight < first.max {
-		m.fill.age(&m.sketch, uint64(first.Len())+1)
+	if first := &m.minis[0]; (k == 0 || m.slots[k].in&1 == 0) && first.len() < m.capacity {
+		m.fill.age(&m.sketch, uint64(first.len())+1)
 	}
-	if k == nil {
+	if k == 0 {
 		if n := len(m.free); n > 0 {
 			k, m.free = m.free[n-1], m.free[:n-1]
 		} else {
-			k = new(miniKey)
+			k = uint16(len(m.slots))
+			m.slots = append(m.slots, miniKey{})
 		}
 		m.keys[h] = k
-		k.hash = h
+		m.slots[k].hash = h
 	}
+	m.cur = k
 	for i := range m.minis {
-		mi := &m.minis[i]
-		n := &k.nodes[i]
-		bit := uint16(1) << i
-		if k.in&bit != 0 {
-			mi.hits++
-			mi.p.Access(n)
+		if m.slots[k].in&(1<<i) != 0 {
+			m.minis[i].hits++
+			m.access(i, k)
 			continue
 		}
-		*n = node.Node{Weight: 1, Tag: uint8(i)}
-		k.in |= bit
-		mi.p.Add(n)
-		for v := mi.p.Evict(); v != nil; v = mi.p.Evict() {
-			if v == n {
-				k.in &^= bit // h's own entry is released below
-				continue
-			}
-			m.release(v, bit)
-		}
+		m.add(i, k)
 	}
-	if k.in == 0 {
-		delete(m.keys, h)
-		m.free = append(m.free, k)
+	if m.slots[k].in == 0 {
+		m.release(k)
 	}
 }
 
-// release records that the miniature of bit evicted v.
-func (m *miniSim) release(v *node.Node, bit uint16) {
-	k := miniKeyOf(v)
-	k.in &^= bit
-	if k.in == 0 {
-		delete(m.keys, k.hash)
-		m.free = append(m.free, k)
+// release returns slot k, which no miniature holds any more.
+func (m *miniSim) release(k uint16) {
+	delete(m.keys, m.slots[k].hash)
+	m.free = append(m.free, k)
+}
+
+// The queue operations of miniature i. A miniature's links are stored in
+// the slots, so they take the miniature's index.
+
+func (m *miniSim) link(i int, k uint16) *miniLink { return &m.slots[k].links[i] }
+
+func (m *miniSim) pushBack(i int, l *miniList, k uint16, queue uint8) {
+	n := m.link(i, k)
+	n.prev, n.next, n.queue = l.tail, 0, queue
+	if l.tail == 0 {
+		l.head = k
+	} else {
+		m.link(i, l.tail).next = k
 	}
+	l.tail = k
+	l.n++
+}
+
+func (m *miniSim) unlink(i int, l *miniList, k uint16) {
+	n := m.link(i, k)
+	if n.prev == 0 {
+		l.head = n.next
+	} else {
+		m.link(i, n.prev).next = n.next
+	}
+	if n.next == 0 {
+		l.tail = n.prev
+	} else {
+		m.link(i, n.next).prev = n.prev
+	}
+	n.prev, n.next, n.queue = 0, 0, 0
+	l.n--
+}
+
+// queue returns miniature i's queue q.
+func (mi *miniature) queue(q uint8) *miniList {
+	switch q {
+	case qWindow:
+		return &mi.window
+	case qProbation:
+		return &mi.probation
+	}
+	return &mi.protected
+}
+
+func (mi *miniature) len() int { return mi.window.n + mi.probation.n + mi.protected.n }
+
+// add puts k, new to miniature i, at the back of its window and evicts
+// what no longer fits, as TinyLFU's Add and Evict do.
+func (m *miniSim) add(i int, k uint16) {
+	mi := &m.minis[i]
+	m.slots[k].in |= 1 << i
+	m.pushBack(i, &mi.window, k, qWindow)
+	for mi.window.n > mi.windowMax {
+		cand := mi.window.head
+		m.unlink(i, &mi.window, cand)
+		if mi.len()+1 <= m.capacity {
+			m.pushBack(i, &mi.probation, cand, qProbation)
+			continue
+		}
+		victim := mi.probation.head
+		if victim == 0 {
+			victim = mi.protected.head
+		}
+		if victim != 0 && m.admit(i, cand, victim) {
+			m.unlink(i, mi.queue(m.link(i, victim).queue), victim)
+			m.pushBack(i, &mi.probation, cand, qProbation)
+			m.evicted(i, victim)
+		} else {
+			m.evicted(i, cand)
+		}
+		return
+	}
+	if mi.len() > m.capacity {
+		v := mi.probation.head
+		if v == 0 {
+			v = mi.protected.head
+		}
+		if v == 0 {
+			v = mi.window.head
+		}
+		m.unlink(i, mi.queue(m.link(i, v).queue), v)
+		m.evicted(i, v)
+	}
+}
+
+// evicted records that miniature i no longer holds k (already unlinked).
+// The slot of the key being requested is left to request to release.
+func (m *miniSim) evicted(i int, k uint16) {
+	s := &m.slots[k]
+	if s.in &^= 1 << i; s.in == 0 && k != m.cur {
+		m.release(k)
+	}
+}
+
+// access moves k, held by miniature i, as TinyLFU.touch does.
+func (m *miniSim) access(i int, k uint16) {
+	mi := &m.minis[i]
+	switch q := m.link(i, k).queue; q {
+	case qProbation:
+		m.unlink(i, &mi.probation, k)
+		m.pushBack(i, &mi.protected, k, qProtected)
+		for mi.protected.n > mi.protectedMax && mi.protected.n > 1 { // TinyLFU.demote
+			v := mi.protected.head
+			m.unlink(i, &mi.protected, v)
+			m.pushBack(i, &mi.probation, v, qProbation)
+		}
+	default:
+		l := mi.queue(q)
+		m.unlink(i, l, k)
+		m.pushBack(i, l, k, q)
+	}
+}
+
+// admit reports whether miniature i admits cand in place of victim, as
+// TinyLFU.admit does.
+func (m *miniSim) admit(i int, cand, victim uint16) bool {
+	mi := &m.minis[i]
+	ch := m.slots[cand].hash
+	cf := m.sketch.estimate(ch)
+	if cf > m.sketch.estimate(m.slots[victim].hash) {
+		return true
+	}
+	if mi.ghost != nil {
+		if mi.ghost.has(ch) {
+			return true
+		}
+		mi.ghost.add(ch)
+	}
+	if cf >= admitFloodFreq {
+		return xorshift(&mi.rng)&127 == 0
+	}
+	return false
 }

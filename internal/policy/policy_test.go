@@ -252,7 +252,7 @@ func TestMiniSimSharingIsExact(t *testing.T) {
 		}
 		refs := make([]ref, len(miniWindows))
 		for i, share := range miniWindows {
-			p := newTinyLFU(m.minis[0].p.max, false, seed, node.KeyedHash, nil)
+			p := newTinyLFU(uint64(m.capacity), false, seed, node.KeyedHash)
 			p.fill = newFillAger(m.mask + 1)
 			p.setWindowShare(share)
 			if i >= miniGhosted {
@@ -306,7 +306,7 @@ func TestMiniSimSharingIsExact(t *testing.T) {
 			}
 			held := 0
 			for h, k := range m.keys {
-				if k.in&(1<<i) != 0 {
+				if m.slots[k].in&(1<<i) != 0 {
 					held++
 					if r.nodes[h] == nil {
 						t.Errorf("max %d, share %v: holds %x, alone it does not", max, miniWindows[i], h)
@@ -318,9 +318,18 @@ func TestMiniSimSharingIsExact(t *testing.T) {
 			}
 		}
 		for h, k := range m.keys {
-			if k.in == 0 {
+			if m.slots[k].in == 0 {
 				t.Errorf("max %d: key %x held by no miniature is still in the table", max, h)
 			}
+		}
+		// Every slot but the unused first is either some key's or free.
+		for _, k := range m.free {
+			if s := m.slots[k]; s.in != 0 || m.keys[s.hash] == k {
+				t.Errorf("max %d: free slot %d is held (in %b) or in the table", max, k, s.in)
+			}
+		}
+		if len(m.keys)+len(m.free)+1 != len(m.slots) {
+			t.Errorf("max %d: %d keys and %d free slots, %d slots", max, len(m.keys), len(m.free), len(m.slots))
 		}
 	}
 }
@@ -358,7 +367,7 @@ func TestMiniaturesStartAtAQuarter(t *testing.T) {
 	if p.sim == nil {
 		t.Fatal("miniatures not started at 250 entries of 1000")
 	}
-	if got := p.sim.minis[0].p.Len(); got > 1 {
+	if got := p.sim.minis[0].len(); got > 1 {
 		t.Fatalf("miniatures hold %d keys just after starting, want at most the one that started them", got)
 	}
 	w := NewTinyLFU(1000, true, 1, node.KeyedHash)

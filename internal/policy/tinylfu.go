@@ -70,12 +70,7 @@ type TinyLFU struct {
 	// miniStartFill.
 	simSeed  uint64
 	startSim bool
-	// passive: the sketch is shared and kept by the owner (a miniSim
-	// feeding its miniatures the same requests): Add and Access neither
-	// count nor age it.
-	passive bool
-
-	fill fillAger // ageing while the cache fills (caches bounded by count)
+	fill     fillAger // ageing while the cache fills (caches bounded by count)
 
 	// ghost remembers the candidates refused lately (caches bounded by
 	// count, once the miniatures start); useGhost says whether a refused
@@ -100,7 +95,7 @@ type TinyLFU struct {
 // whether node weights vary; seed seeds the admission randomness; hash
 // returns a tracked node's key hash.
 func NewTinyLFU(max uint64, weighted bool, seed uint64, hash node.Hasher) *TinyLFU {
-	p := newTinyLFU(max, weighted, seed, hash, nil)
+	p := newTinyLFU(max, weighted, seed, hash)
 	if !weighted {
 		// Miniatures (started at a quarter full) instead of the climber.
 		p.simSeed, p.startSim = seed, true
@@ -109,15 +104,19 @@ func NewTinyLFU(max uint64, weighted bool, seed uint64, hash node.Hasher) *TinyL
 	return p
 }
 
-// newTinyLFU returns a TinyLFU that adapts its window with sim, or with
-// the hill climber if weighted, or not at all.
-func newTinyLFU(max uint64, weighted bool, seed uint64, hash node.Hasher, sim *miniSim) *TinyLFU {
+// newTinyLFU returns a TinyLFU that adapts its window with the hill climber
+// if weighted, or not at all (NewTinyLFU adds the miniatures).
+func newTinyLFU(max uint64, weighted bool, seed uint64, hash node.Hasher) *TinyLFU {
 	if max == 0 {
 		max = 1
 	}
 	sk := new(sketch)
 	sk.init(sketchCapacity(max, weighted), sketchPeriod(weighted))
-	return newTinyLFUWith(max, weighted, seed, hash, sim, sk)
+	p := &TinyLFU{max: max, weighted: weighted, rng: seed | 1, climbs: weighted,
+		sketch: sk, hash: hash, fill: newFillAger(1)}
+	p.setWindowShare(initialWindow)
+	p.step = climbStep * float64(max) // the first move grows the window
+	return p
 }
 
 // sketchCapacity returns the number of keys a TinyLFU sizes its sketch for
@@ -136,19 +135,6 @@ func sketchPeriod(weighted bool) uint64 {
 		return sketchPeriodWeighted
 	}
 	return sketchPeriodCounted
-}
-
-// newTinyLFUWith is newTinyLFU with the sketch sk, initialised by the caller.
-func newTinyLFUWith(max uint64, weighted bool, seed uint64, hash node.Hasher, sim *miniSim, sk *sketch) *TinyLFU {
-	p := &TinyLFU{max: max, weighted: weighted, rng: seed | 1, sim: sim, climbs: weighted,
-		sketch: sk, hash: hash, fill: newFillAger(1)}
-	share := initialWindow
-	if sim != nil {
-		share = sim.share()
-	}
-	p.setWindowShare(share)
-	p.step = climbStep * float64(max) // the first move grows the window
-	return p
 }
 
 // setWindowShare sets the window's target to share of the maximum and the
@@ -204,11 +190,6 @@ func (p *TinyLFU) list(q uint8) *node.List {
 func (p *TinyLFU) Add(n *node.Node) {
 	if p.weighted && p.Len() >= p.sketch.capacity() {
 		p.sketch.init(2*p.sketch.capacity(), sketchPeriodWeighted)
-	}
-	if p.passive {
-		// A miniature: its owner counted the request and adapts nothing.
-		p.push(n)
-		return
 	}
 	h := p.hash(n)
 	p.sketch.increment(h)
@@ -292,13 +273,11 @@ func (p *TinyLFU) Access(n *node.Node) {
 	p.touch(n)
 	p.sampleHits++
 	p.climb()
-	if !p.passive {
-		h := p.hash(n)
-		if !inWindow || !p.skipWindowHits {
-			p.sketch.increment(h)
-		}
-		p.adapt(h)
+	h := p.hash(n)
+	if !inWindow || !p.skipWindowHits {
+		p.sketch.increment(h)
 	}
+	p.adapt(h)
 }
 
 // touch reorders n after a read or a write.
@@ -340,9 +319,7 @@ func (p *TinyLFU) Replace(old, n *node.Node) {
 	p.list(old.Queue).Replace(old, n)
 	old.Queue = 0
 	p.weight = p.weight - uint64(old.Weight) + uint64(n.Weight)
-	if !p.passive {
-		p.sketch.increment(p.hash(n))
-	}
+	p.sketch.increment(p.hash(n))
 	p.touch(n)
 }
 
@@ -439,12 +416,15 @@ func (p *TinyLFU) admit(cand, victim *node.Node) bool {
 	return false
 }
 
-func (p *TinyLFU) random() uint64 {
-	// xorshift64*
-	p.rng ^= p.rng >> 12
-	p.rng ^= p.rng << 25
-	p.rng ^= p.rng >> 27
-	return p.rng * 2685821657736338717
+func (p *TinyLFU) random() uint64 { return xorshift(&p.rng) }
+
+// xorshift advances the xorshift64* generator of state *x and returns its
+// next number.
+func xorshift(x *uint64) uint64 {
+	*x ^= *x >> 12
+	*x ^= *x << 25
+	*x ^= *x >> 27
+	return *x * 2685821657736338717
 }
 
 // climb adjusts the window once per sample period (weighted caches only).
