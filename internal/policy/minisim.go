@@ -129,7 +129,7 @@ type miniSim struct {
 }
 
 // newMiniSim returns miniatures for a cache of limit entries. The cost is
-// bounded whatever max is: fewer than 2 × miniMinCapacity keys per
+// bounded whatever limit is: fewer than 2 × miniMinCapacity keys per
 // miniature, and per sampled request one lookup, one sketch update and
 // len(miniWindows) miniature updates.
 func newMiniSim(limit uint64, seed uint64) *miniSim {
