@@ -64,7 +64,7 @@ type TinyLFU struct {
 	hash   node.Hasher
 	rng    uint64
 
-	sim *miniSim // nil for weighted caches, for the miniatures themselves, and until started
+	sim *miniSim // nil for weighted caches and until started
 	// simSeed seeds the miniatures, which start once the cache is a
 	// quarter full (startSim says they are still to start): see
 	// miniStartFill.
