@@ -1,7 +1,5 @@
 package policy
 
-import "math"
-
 // Window sizing by miniature simulation.
 //
 // The best split between TinyLFU's window (recency) and main space
@@ -150,9 +148,8 @@ func newMiniSim(limit uint64, seed uint64) *miniSim {
 	m.sketch.init(sketchCapacity(capacity, false), sketchPeriod(false))
 	for i, share := range miniWindows {
 		mi := &m.minis[i]
-		// As TinyLFU.setWindowShare.
-		mi.windowMax = min(int(math.Ceil(share*float64(capacity))), int(capacity))
-		mi.protectedMax = int(float64(int(capacity)-mi.windowMax) * protectedShare)
+		w, p := windowSplit(share, capacity)
+		mi.windowMax, mi.protectedMax = int(w), int(p)
 		mi.rng = seed | 1
 		if i >= miniGhosted {
 			mi.ghost = newGhostFilter(capacity / ghostGenShare)

@@ -101,7 +101,6 @@ func contract(t *testing.T, p Policy, max uint64, weighted bool, r *rand.Rand) {
 	}
 }
 
-// TestTinyLFUOrder pins TinyLFU's decisions on a hand-checked sequence.
 // addKey adds a node for key k to p, records it in nodes, and returns the
 // keys p evicts after it.
 func addKey(p Policy, nodes map[uint64]*node.Node, k uint64) []uint64 {
@@ -115,6 +114,7 @@ func addKey(p Policy, nodes map[uint64]*node.Node, k uint64) []uint64 {
 	return out
 }
 
+// TestTinyLFUOrder pins TinyLFU's decisions on a hand-checked sequence.
 func TestTinyLFUOrder(t *testing.T) {
 	p := NewTinyLFU(10, false, 1, node.KeyedHash)
 	nodes := map[uint64]*node.Node{}

@@ -142,8 +142,7 @@ func sketchPeriod(weighted bool) uint64 {
 // hands its oldest entries to probation at once; a window under it fills
 // with new entries as the main space gives up victims.
 func (p *TinyLFU) setWindowShare(share float64) {
-	p.windowMax = min(uint64(math.Ceil(share*float64(p.max))), p.max)
-	p.protectedMax = uint64(float64(p.max-p.windowMax) * protectedShare)
+	p.windowMax, p.protectedMax = windowSplit(share, p.max)
 	for p.window.Weight() > p.windowMax && p.window.Len() > 0 {
 		n := p.window.Front()
 		p.window.Remove(n)
@@ -151,6 +150,14 @@ func (p *TinyLFU) setWindowShare(share float64) {
 		p.probation.PushBack(n)
 	}
 	p.demote()
+}
+
+// windowSplit returns the window's and the protected segment's targets for
+// a window of share of max: the protected segment gets protectedShare of
+// the rest.
+func windowSplit(share float64, max uint64) (window, protected uint64) {
+	window = min(uint64(math.Ceil(share*float64(max))), max)
+	return window, uint64(float64(max-window) * protectedShare)
 }
 
 // adapt feeds a request to the miniatures and follows their advice.
