@@ -47,8 +47,12 @@ type cache[K comparable, V any] struct {
 	segs     []segment[K, V]
 	segShift uint
 	seed     maphash.Seed
-	keyKind  keyKind        // how hash hashes a key (hash.go)
-	seed64   uint64         // the seed of the integer hash
+	keyKind  keyKind // how hash hashes a key (hash.go)
+	seed64   uint64  // the seed of the integer hash
+	// probeMul is the odd multiplier of probe's hash. Every operation reads
+	// it, spread changes it at most once per spreadPeriod: it shares this
+	// read-mostly line.
+	probeMul atomic.Uint64
 	hasher   func(K) uint64 // test hook: forced collisions; nil in production
 	vkind    int            // how entries hold values (value.go)
 
@@ -60,12 +64,13 @@ type cache[K comparable, V any] struct {
 	random     func() float64 // test hook for jitter; nil means math/rand/v2
 	onEvict    func(K, V, Cause)
 
-	clock   Clock     // nil: the cached monotonic clock below
-	start   time.Time // time zero of the cache's clock
-	nowNano atomic.Int64
-	stopped atomic.Bool // the background goroutine has exited
-	ttlUsed atomic.Bool // entries with a TTL may exist: keep the fast clock
-	wake    chan struct{}
+	clock    Clock     // nil: the cached monotonic clock below
+	start    time.Time // time zero of the cache's clock
+	nowNano  atomic.Int64
+	stopped  atomic.Bool  // the background goroutine has exited
+	spreadAt atomic.Int64 // the earliest time (as now) of the next spread
+	ttlUsed  atomic.Bool  // entries with a TTL may exist: keep the fast clock
+	wake     chan struct{}
 
 	reads *buffer.Striped[entry[K, V]]
 	// recordReads turns on once the policy is half full. Before that no
@@ -172,6 +177,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	}
 	c.segShift = 64 - c.segShift
 	c.seed64 = maphash.Comparable(c.seed, uint64(0))
+	c.probeMul.Store(rand.Uint64() | 1)
 	perSeg, share := opts.InitialCapacity/nseg, 0
 	if opts.MaxEntries > 0 {
 		share = (opts.MaxEntries + nseg - 1) / nseg
@@ -387,16 +393,58 @@ func (c *cache[K, V]) segment(h uint64) *segment[K, V] {
 	return &c.segs[h>>c.segShift]
 }
 
-// probe returns a cheap per-goroutine number that spreads goroutines over
-// the read buffer's and the counters' stripes: the address of a stack
-// variable differs between goroutines (each has its own stack) and is
-// stable while a goroutine stays at a similar call depth. It costs nothing,
-// unlike a random number, and keeps a goroutine on the same stripe.
+// probe returns a cheap per-goroutine number, nonzero, that stripe maps to
+// the goroutine's stripe of the read buffer and of the counters: the
+// address of a stack variable, which differs between goroutines (each has
+// its own stack) and is stable while a goroutine stays at a similar call
+// depth. It costs nothing, unlike a random number, and keeps a goroutine on
+// the same stripe, whose cache line then stays in its core's cache.
 func probe() uint64 {
 	var b byte
-	p := uint64(uintptr(unsafe.Pointer(&b)))
-	return (p >> 10) * 0x9e3779b97f4a7c15 >> 40
+	return uint64(uintptr(unsafe.Pointer(&b))) >> 10
 }
+
+// stripe hashes a goroutine's probe to a stripe number (the caller masks
+// it). Multiply-shift, on the low 40+log2(stripes) bits: with a random odd
+// multiplier, two given probes share a stripe with probability at most
+// 2/stripes.
+//
+// Two goroutines that run at the same time may still share a stripe, and
+// then every operation of both moves the stripe's line between their
+// cores: in BenchmarkGetPut at 100% reads with two goroutines on two
+// cores, a Get took 2.4× as long with every goroutine forced onto one
+// stripe, and 2 runs in 16 found their two goroutines on one stripe. Reads
+// notice a shared stripe, by sampling who counts hits on it (buffer.Sample)
+// or by losing a race for a slot of the read buffer, and call contended,
+// which changes the multiplier for every goroutine (Java's Striped64 moves
+// only the thread that collided, but a goroutine has nowhere to keep a
+// probe of its own).
+func (c *cache[K, V]) stripe(probe uint64) uint64 {
+	return probe * c.probeMul.Load() >> 40
+}
+
+// contended is called by a goroutine that found another goroutine on its
+// stripe: it spreads the goroutines again, at most once per spreadPeriod,
+// so that goroutines that share stripes whatever the hash (more of them
+// running than stripes, or taking turns on one core) do not keep the
+// read-mostly line of probeMul moving.
+func (c *cache[K, V]) contended() {
+	c.spread(int64(time.Since(c.start)))
+}
+
+// spread changes probe's multiplier, unless it changed less than
+// spreadPeriod before now (nanoseconds since c.start).
+func (c *cache[K, V]) spread(now int64) {
+	next := c.spreadAt.Load()
+	if now < next || !c.spreadAt.CompareAndSwap(next, now+spreadPeriod) {
+		return
+	}
+	// An even step keeps the multiplier odd; this one (twice the 64-bit
+	// golden ratio) visits every odd multiplier before it repeats.
+	c.probeMul.Add(0x3c6ef372fe94f82a)
+}
+
+const spreadPeriod = int64(time.Millisecond)
 
 // Get returns the value stored for key and reports whether it was found.
 // An expired entry is never returned. Get counts a hit or a miss and tells
@@ -419,17 +467,21 @@ func (h *Cache[K, V]) Get(key K) (V, bool) {
 // buffer's tails) or, when the read is not queued, by the stripe's counter:
 // the hot path pays one atomic read-modify-write, not two.
 func (c *cache[K, V]) afterRead(e *entry[K, V]) {
-	p := probe()
+	id := probe()
+	s := c.stripe(id)
 	if !c.recordReads.Load() {
-		c.reads.Inc(p)
+		if c.reads.Inc(s)%buffer.SampleEvery == 0 && c.reads.Sample(s, id) {
+			c.contended()
+		}
 		return
 	}
-	switch c.reads.Add(e, p) {
+	switch c.reads.Add(e, s) {
 	case buffer.Full:
-		c.reads.Inc(p)
+		c.reads.Inc(s)
 		c.maintain(false)
 	case buffer.Contended:
-		c.reads.Inc(p)
+		c.reads.Inc(s)
+		c.contended()
 	}
 }
 
@@ -517,7 +569,7 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 				c.onEvict(key, prev, CauseReplaced)
 			}
 			if c.recordReads.Load() {
-				switch c.reads.Add(old, p) {
+				switch c.reads.Add(old, c.stripe(p)) {
 				case buffer.Added:
 					// Not a hit: Stats takes it off the buffer's count.
 					c.count(statQueuedSets, p)

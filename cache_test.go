@@ -2391,3 +2391,43 @@ func BenchmarkGetSetMixed(b *testing.B) {
 		}
 	})
 }
+
+// TestSpread checks the rehash of probe after contention: the multiplier
+// changes and stays odd, at most once per spreadPeriod, and the counters
+// stay exact across the change (Stats sums every stripe).
+func TestSpread(t *testing.T) {
+	c := ctNew(t, Options[int, int]{MaxEntries: 100})
+	c.Set(1, 1)
+	mul := func() uint64 {
+		m := c.c.probeMul.Load()
+		if m&1 == 0 {
+			t.Fatalf("probe multiplier %#x is even", m)
+		}
+		return m
+	}
+	m0 := mul()
+	c.c.spread(5)
+	m1 := mul()
+	if m1 == m0 {
+		t.Fatal("spread did not change the probe multiplier")
+	}
+	c.c.spread(5 + spreadPeriod - 1)
+	if mul() != m1 {
+		t.Fatal("spread changed the multiplier twice within spreadPeriod")
+	}
+	for range 10 {
+		c.Get(1)
+		c.Get(2)
+	}
+	c.c.spread(5 + spreadPeriod)
+	if mul() == m1 {
+		t.Fatal("spread did not change the multiplier once spreadPeriod had passed")
+	}
+	for range 10 {
+		c.Get(1)
+		c.Get(2)
+	}
+	if s := c.Stats(); s.Hits != 20 || s.Misses != 20 {
+		t.Fatalf("Stats %+v across spreads; want 20 hits and 20 misses", s)
+	}
+}

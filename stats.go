@@ -31,8 +31,12 @@ func statStripes(procs int) int {
 	return n
 }
 
-func (c *cache[K, V]) count(stat int, probe uint64) {
-	c.stats[probe&uint64(len(c.stats)-1)].v[stat].Add(1)
+// count adds one to a counter, on the stripe of the goroutine id (probe).
+// Unlike the read path it does not look for contention: the goroutines
+// that afterRead spreads over the read buffer's stripes are spread over
+// these as well.
+func (c *cache[K, V]) count(stat int, id uint64) {
+	c.stats[c.stripe(id)&uint64(len(c.stats)-1)].v[stat].Add(1)
 }
 
 func (c *cache[K, V]) sum(stat int) uint64 {

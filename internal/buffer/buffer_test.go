@@ -2,6 +2,7 @@ package buffer
 
 import (
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -101,9 +102,19 @@ func TestStripedAddDrain(t *testing.T) {
 	if len(got) != 0 {
 		t.Fatalf("second drain returned %d elements", len(got))
 	}
-	b.Inc(0)
-	b.Inc(1)
-	b.Inc(5)
+	// Four stripes: probes 0 and 4 choose one, 1 another.
+	for i, want := range []uint64{1, 1, 2} {
+		probe := []uint64{0, 1, 4}[i]
+		if n := b.Inc(probe); n != want {
+			t.Fatalf("Inc(%d) returned %d, want %d", probe, n, want)
+		}
+	}
+	// Samples: a first goroutine on a stripe, another on the same stripe
+	// (shared), the second again (not), and the second on another stripe
+	// (its first sample there).
+	if b.Sample(0, 3) || !b.Sample(4, 4) || b.Sample(0, 4) || b.Sample(1, 4) {
+		t.Fatal("Sample misreported which stripes are shared")
+	}
 	if b.Count() != 3 {
 		t.Fatalf("Count %d, want 3", b.Count())
 	}
@@ -141,4 +152,37 @@ func TestStripedConcurrent(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// TestSample checks that Sample reports a shared stripe exactly when
+// consecutive samples come from different goroutines.
+func TestSample(t *testing.T) {
+	var last atomic.Uint64
+	shared := 0
+	sample := func(id uint64, times int) {
+		for range times {
+			if Sample(&last, id) {
+				shared++
+			}
+		}
+	}
+	// One goroutine alone: never shared.
+	sample(7, 10)
+	if shared != 0 {
+		t.Fatalf("one id alone reported shared %d times", shared)
+	}
+	// Another takes the stripe over: reported once, at its first sample.
+	sample(9, 10)
+	if shared != 1 {
+		t.Fatalf("a takeover reported shared %d times, want 1", shared)
+	}
+	// Two goroutines whose samples alternate: every sample reports it.
+	shared = 0
+	for range 10 {
+		sample(7, 1)
+		sample(9, 1)
+	}
+	if shared != 20 {
+		t.Fatalf("alternating samples reported shared %d times, want 20", shared)
+	}
 }

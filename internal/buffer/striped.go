@@ -20,7 +20,8 @@ type stripe[T any] struct {
 	_     [cacheLine - 8]byte
 	tail  atomic.Uint64 // 64 bits: Added sums it, so it must not wrap
 	count atomic.Uint64 // a free counter that rides on the producers' line
-	_     [cacheLine - 16]byte
+	last  atomic.Uint64 // who counted last, sampled (see Sample)
+	_     [cacheLine - 24]byte
 	slots [stripeSize]atomic.Pointer[T]
 }
 
@@ -72,9 +73,39 @@ func (b *Striped[T]) Add(p *T, probe uint64) Result {
 	return Added
 }
 
-// Inc adds one to the counter of the stripe chosen by probe.
-func (b *Striped[T]) Inc(probe uint64) {
-	b.stripes[probe&b.mask].count.Add(1)
+// Inc adds one to the counter of the stripe chosen by probe and returns
+// the counter's new value: when it is a multiple of SampleEvery, the caller
+// should call Sample.
+func (b *Striped[T]) Inc(probe uint64) uint64 {
+	return b.stripes[probe&b.mask].count.Add(1)
+}
+
+// Sample is the package's Sample for the stripe chosen by probe.
+func (b *Striped[T]) Sample(probe, id uint64) (shared bool) {
+	return Sample(&b.stripes[probe&b.mask].last, id)
+}
+
+// SampleEvery is how often the counters of a striped counter sample who
+// is counting (see Sample).
+const SampleEvery = 64
+
+// Sample tells whether goroutines seem to share a stripe of a striped
+// counter. Each time the stripe's counter reaches a multiple of
+// SampleEvery, the goroutine that took it there calls Sample with its id
+// (any nonzero number that tells running goroutines apart) and last, a word
+// on the stripe's cache line: Sample records id there and reports whether
+// the previous sample had another id. A goroutine that counts alone on its
+// stripe is reported at most once (when it takes the stripe over from
+// another). Sampling costs the other additions nothing but a test of their
+// result, where detecting contention with a compare-and-swap would cost
+// more than the addition itself.
+func Sample(last *atomic.Uint64, id uint64) (shared bool) {
+	prev := last.Load()
+	if prev == id {
+		return false
+	}
+	last.Store(id)
+	return prev != 0
 }
 
 // Added returns how many elements Add has queued since the buffer was
