@@ -222,18 +222,54 @@ func TestWindowAdapts(t *testing.T) {
 	}
 }
 
-// The miniatures pick the window share that hits most: on a loop bigger than
-// the cache, none at all.
+// The miniatures pick the window share that hits most, or keep one that
+// hits nearly as much (miniSwitchMargin): on a loop bigger than the cache,
+// none at all hits most.
 func TestMiniSimChoosesShare(t *testing.T) {
 	m := newMiniSim(500, 1)
 	for i := range 100 * 500 {
 		m.record(mix.Mix(uint64(i % 1000)))
 	}
-	if got := m.share(); got != 0 {
-		for i := range m.minis {
-			t.Logf("share %v: score %.0f", miniWindows[i], m.minis[i].score)
+	best := 0
+	for i := range m.minis {
+		t.Logf("share %v: score %.0f", miniWindows[i], m.minis[i].score)
+		if m.minis[i].score > m.minis[best].score {
+			best = i
 		}
-		t.Fatalf("share %v after a loop, want 0", got)
+	}
+	if miniWindows[best] != 0 {
+		t.Errorf("share %v scored best after a loop, want 0", miniWindows[best])
+	}
+	if got := m.minis[m.best].score; got*(1+miniSwitchMargin) < m.minis[best].score {
+		t.Errorf("the cache follows share %v (score %.0f), more than the margin below the best (%.0f)",
+			m.share(), got, m.minis[best].score)
+	}
+}
+
+// At the end of an epoch the cache switches to the best miniature only if
+// it beat the one followed by more than miniSwitchMargin.
+func TestMiniSimSwitchMargin(t *testing.T) {
+	m := newMiniSim(500, 1) // a rate of 1: every request is sampled
+	key := uint64(0)
+	// endEpoch gives the followed miniature and another one these hits in
+	// an epoch (and no past), ends the epoch with a request for a new key
+	// (a miss in every miniature) and reports whether the cache switched.
+	endEpoch := func(other int, followed, hits float64) bool {
+		for i := range m.minis {
+			m.minis[i].score, m.minis[i].hits = 0, 0
+		}
+		m.minis[m.best].hits, m.minis[other].hits = followed, hits
+		m.seen = m.epoch - 1
+		key++
+		return m.record(mix.Mix(key))
+	}
+	start := m.best
+	other := (start + 3) % len(m.minis)
+	if endEpoch(other, 1000, 1000*(1+miniSwitchMargin/2)) || m.best != start {
+		t.Fatalf("switched to share %v on a lead of half the margin", m.share())
+	}
+	if !endEpoch(other, 1000, 1000*(1+2*miniSwitchMargin)) || m.best != other {
+		t.Fatalf("did not switch on a lead of twice the margin (following share %v)", m.share())
 	}
 }
 
