@@ -89,26 +89,20 @@ func (h *Cache[K, V]) checkInvariants() error {
 		s.mu.Lock()
 		t := s.tab.Load()
 		n := t.size()
-		live, used := 0, 0
+		live := 0
 		var bad error
+		// passed[g] counts the entries whose probe passes group g: its
+		// overflow count, unless that count has stuck at overflowMax.
+		passed := make([]uint64, len(t.groups))
 		for gi := range t.groups {
 			g := &t.groups[gi]
 			ctrl := g.ctrl.Load()
-			if ctrl>>56 != 0 {
-				bad = fmt.Errorf("segment %d group %d: unused control byte %#x", i, gi, ctrl>>56)
-			}
 			for j := range groupSlots {
 				b, e := ctrl>>(8*j)&0xff, g.slots[j].Load()
 				switch {
-				case b == ctrlEmpty || b == ctrlGone:
+				case b == ctrlEmpty:
 					if e != nil {
 						bad = fmt.Errorf("segment %d group %d slot %d: control %#x but entry %v", i, gi, j, b, e.key)
-					}
-					if b == ctrlGone {
-						used++
-						if empties(ctrl) != 0 {
-							bad = fmt.Errorf("segment %d group %d: a deleted slot in a group with an empty one", i, gi)
-						}
 					}
 				case b&ctrlFull == 0:
 					bad = fmt.Errorf("segment %d group %d slot %d: control %#x", i, gi, j, b)
@@ -117,16 +111,17 @@ func (h *Cache[K, V]) checkInvariants() error {
 				case b != tag(c.hash(e.key)):
 					bad = fmt.Errorf("segment %d: entry %v under control %#x, want %#x", i, e.key, b, tag(c.hash(e.key)))
 				default:
-					// No group with an empty slot between the entry's
-					// home and its own group: a probe for its key
-					// reaches it.
-					home := t.home(c.hash(e.key))
-					for k := home; k != gi; k = (k + 1) % len(t.groups) {
-						if empties(t.groups[k].ctrl.Load()) != 0 {
-							bad = fmt.Errorf("segment %d: entry %v in group %d is cut off from its home %d", i, e.key, gi, home)
-						}
+					for k := t.home(c.hash(e.key)); k != gi; k = (k + 1) % len(t.groups) {
+						passed[k]++
 					}
 				}
+			}
+		}
+		for gi := range t.groups {
+			// A probe for every key reaches it: the groups before its own
+			// count it.
+			if o := overflow(t.groups[gi].ctrl.Load()); o != passed[gi] && o != overflowMax {
+				bad = fmt.Errorf("segment %d group %d: overflow count %d, but %d entries lie past it", i, gi, o, passed[gi])
 			}
 		}
 		if bad != nil {
@@ -135,7 +130,6 @@ func (h *Cache[K, V]) checkInvariants() error {
 		}
 		for _, e := range s.snapshot(nil) {
 			live++
-			used++
 			if got := c.segment(c.hash(e.key)); got != s {
 				s.mu.Unlock()
 				return fmt.Errorf("entry %v is in the wrong segment", e.key)
@@ -153,13 +147,13 @@ func (h *Cache[K, V]) checkInvariants() error {
 			}
 			weight += uint64(e.Weight)
 		}
-		if int64(live) != s.live.Load() || used != s.used {
+		if int64(live) != s.live.Load() {
 			s.mu.Unlock()
-			return fmt.Errorf("segment %d: live %d (counted %d), used %d (counted %d)", i, s.live.Load(), live, s.used, used)
+			return fmt.Errorf("segment %d: live %d (counted %d)", i, s.live.Load(), live)
 		}
-		if used*growLoadDen > n*growLoadNum || n > s.floor && live*shrinkLoadDen < n {
+		if live*growLoadDen > n*growLoadNum || n > s.floor && live*shrinkLoadDen < n {
 			s.mu.Unlock()
-			return fmt.Errorf("segment %d: %d entries and %d deleted slots in %d slots", i, live, used-live, n)
+			return fmt.Errorf("segment %d: %d entries in %d slots", i, live, n)
 		}
 		s.mu.Unlock()
 		total += live
