@@ -62,13 +62,14 @@ const (
 
 // The miniatures start when the cache is a quarter full, so that a cache
 // that never gets there (one sized generously) does not pay for them:
-// about 100 bytes per sampled key (a 72-byte slot and its entry in the key
+// about 80 bytes per sampled key (a 56-byte slot and its entry in the key
 // table; a few hundred keys, up to a few thousand under churn), a 4 kB
-// sketch and the ghosted miniatures' filters, 512 bytes each at most. Measured on the trace suite (TestSuite), starting them at a
-// quarter of the maximum hits about as often as starting them with the
-// cache (mean 49.27% against 49.29%, before the ghost), while
-// starting them at the first eviction lost 0.1 point (49.19%): the
-// miniatures then miss the whole fill, and decide later.
+// sketch and the ghosted miniatures' filters, 512 bytes each at most.
+// Measured on the trace suite (TestSuite), starting them at a quarter of
+// the maximum hits about as often as starting them with the cache (mean
+// 49.27% against 49.29%, before the ghost), while starting them at the
+// first eviction lost 0.1 point (49.19%): the miniatures then miss the
+// whole fill, and decide later.
 
 // The miniatures see the same requests, so they share what depends only
 // on the requests: one frequency sketch (every request counts once, and
@@ -79,28 +80,40 @@ const (
 //
 // A miniature is TinyLFU (tinylfu.go) with a fixed window, cut down to
 // what a fixed, unweighted, passive cache needs, and stored compactly:
-// its queues link slots by 16-bit index instead of by pointer, so a
-// sampled key costs 72 bytes for all ten miniatures instead of a 24-byte
-// node for each (256 bytes). TestMiniSimSharingIsExact checks that each
+// its queues link slots by 16-bit index instead of by pointer, and a slot
+// keeps which queue holds it in two bits per miniature, so a sampled key
+// costs 56 bytes for all ten miniatures instead of a 24-byte node for each
+// (256 bytes). TestMiniSimSharingIsExact checks that each
 // miniature hits, admits and evicts exactly as a TinyLFU of its own would:
 // a change to TinyLFU's queues or admission must be made here too.
 
-// miniLink is a slot's place in one miniature: its neighbours in the
-// miniature's queue, and which queue (0: none, the key is not held).
+// miniLink is a slot's place in one miniature's queue: its neighbours.
 type miniLink struct {
 	prev, next uint16
-	queue      uint8
 }
 
-// miniKey is a slot: a sampled key's hash and its places in the
-// miniatures; in has a bit per miniature that holds it.
+// miniKey is a slot: a sampled key's hash, its places in the miniatures'
+// queues, and which queue of each miniature holds it, in two bits per
+// miniature (qWindow, qProbation or qProtected; 0: the miniature does not
+// hold the key). 56 bytes.
 type miniKey struct {
-	hash  uint64
-	links [len(miniWindows)]miniLink
-	in    uint16
+	hash   uint64
+	links  [len(miniWindows)]miniLink
+	queues uint32
 }
 
-// in has a bit per miniature: this fails to compile with more than 16.
+// queue returns the queue of miniature i that holds slot s, or 0.
+func (s *miniKey) queue(i int) uint8 { return uint8(s.queues >> (2 * i) & 3) }
+
+// held reports whether miniature i holds slot s.
+func (s *miniKey) held(i int) bool { return s.queue(i) != 0 }
+
+func (s *miniKey) setQueue(i int, q uint8) {
+	s.queues = s.queues&^(3<<(2*i)) | uint32(q)<<(2*i)
+}
+
+// queues has two bits per miniature: this fails to compile with more than
+// 16.
 var _ [16 - len(miniWindows)]struct{}
 
 // A slot index is 16 bits: the slots in use are at most the keys the
@@ -218,7 +231,7 @@ func (m *miniSim) request(h uint64) {
 	m.sketch.increment(h)
 	// The miniatures have one size and admit everything until full, so
 	// they fill together: the first one stands for all.
-	if first := &m.minis[0]; (k == 0 || m.slots[k].in&1 == 0) && first.len() < m.capacity {
+	if first := &m.minis[0]; (k == 0 || !m.slots[k].held(0)) && first.len() < m.capacity {
 		m.fill.age(&m.sketch, uint64(first.len())+1)
 	}
 	if k == 0 {
@@ -233,14 +246,14 @@ func (m *miniSim) request(h uint64) {
 	}
 	m.cur = k
 	for i := range m.minis {
-		if m.slots[k].in&(1<<i) != 0 {
+		if m.slots[k].held(i) {
 			m.minis[i].hits++
 			m.access(i, k)
 			continue
 		}
 		m.add(i, k)
 	}
-	if m.slots[k].in == 0 {
+	if m.slots[k].queues == 0 {
 		m.release(k)
 	}
 }
@@ -258,7 +271,8 @@ func (m *miniSim) link(i int, k uint16) *miniLink { return &m.slots[k].links[i] 
 
 func (m *miniSim) pushBack(i int, l *miniList, k uint16, queue uint8) {
 	n := m.link(i, k)
-	n.prev, n.next, n.queue = l.tail, 0, queue
+	n.prev, n.next = l.tail, 0
+	m.slots[k].setQueue(i, queue)
 	if l.tail == 0 {
 		l.head = k
 	} else {
@@ -280,7 +294,8 @@ func (m *miniSim) unlink(i int, l *miniList, k uint16) {
 	} else {
 		m.link(i, n.next).prev = n.prev
 	}
-	n.prev, n.next, n.queue = 0, 0, 0
+	n.prev, n.next = 0, 0
+	m.slots[k].setQueue(i, 0)
 	l.n--
 }
 
@@ -301,7 +316,6 @@ func (mi *miniature) len() int { return mi.window.n + mi.probation.n + mi.protec
 // what no longer fits, as TinyLFU's Add and Evict do.
 func (m *miniSim) add(i int, k uint16) {
 	mi := &m.minis[i]
-	m.slots[k].in |= 1 << i
 	m.pushBack(i, &mi.window, k, qWindow)
 	for mi.window.n > mi.windowMax {
 		cand := mi.window.head
@@ -315,7 +329,7 @@ func (m *miniSim) add(i int, k uint16) {
 			victim = mi.protected.head
 		}
 		if victim != 0 && m.admit(i, cand, victim) {
-			m.unlink(i, mi.queue(m.link(i, victim).queue), victim)
+			m.unlink(i, mi.queue(m.slots[victim].queue(i)), victim)
 			m.pushBack(i, &mi.probation, cand, qProbation)
 			m.evicted(i, victim)
 		} else {
@@ -331,7 +345,7 @@ func (m *miniSim) add(i int, k uint16) {
 		if v == 0 {
 			v = mi.window.head
 		}
-		m.unlink(i, mi.queue(m.link(i, v).queue), v)
+		m.unlink(i, mi.queue(m.slots[v].queue(i)), v)
 		m.evicted(i, v)
 	}
 }
@@ -339,8 +353,7 @@ func (m *miniSim) add(i int, k uint16) {
 // evicted records that miniature i no longer holds k (already unlinked).
 // The slot of the key being requested is left to request to release.
 func (m *miniSim) evicted(i int, k uint16) {
-	s := &m.slots[k]
-	if s.in &^= 1 << i; s.in == 0 && k != m.cur {
+	if m.slots[k].queues == 0 && k != m.cur {
 		m.release(k)
 	}
 }
@@ -348,7 +361,7 @@ func (m *miniSim) evicted(i int, k uint16) {
 // access moves k, held by miniature i, as TinyLFU.touch does.
 func (m *miniSim) access(i int, k uint16) {
 	mi := &m.minis[i]
-	switch q := m.link(i, k).queue; q {
+	switch q := m.slots[k].queue(i); q {
 	case qProbation:
 		m.unlink(i, &mi.probation, k)
 		m.pushBack(i, &mi.protected, k, qProtected)

@@ -342,10 +342,12 @@ func TestMiniSimSharingIsExact(t *testing.T) {
 			}
 			held := 0
 			for h, k := range m.keys {
-				if m.slots[k].in&(1<<i) != 0 {
+				if q := m.slots[k].queue(i); q != 0 {
 					held++
-					if r.nodes[h] == nil {
+					if n := r.nodes[h]; n == nil {
 						t.Errorf("max %d, share %v: holds %x, alone it does not", max, miniWindows[i], h)
+					} else if n.Queue != q {
+						t.Errorf("max %d, share %v: holds %x in queue %d, alone in queue %d", max, miniWindows[i], h, q, n.Queue)
 					}
 				}
 			}
@@ -354,14 +356,14 @@ func TestMiniSimSharingIsExact(t *testing.T) {
 			}
 		}
 		for h, k := range m.keys {
-			if m.slots[k].in == 0 {
+			if m.slots[k].queues == 0 {
 				t.Errorf("max %d: key %x held by no miniature is still in the table", max, h)
 			}
 		}
 		// Every slot but the unused first is either some key's or free.
 		for _, k := range m.free {
-			if s := m.slots[k]; s.in != 0 || m.keys[s.hash] == k {
-				t.Errorf("max %d: free slot %d is held (in %b) or in the table", max, k, s.in)
+			if s := m.slots[k]; s.queues != 0 || m.keys[s.hash] == k {
+				t.Errorf("max %d: free slot %d is held (queues %b) or in the table", max, k, s.queues)
 			}
 		}
 		if len(m.keys)+len(m.free)+1 != len(m.slots) {
