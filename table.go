@@ -15,42 +15,42 @@ import (
 // or full with 7 bits of the entry's hash, and a byte of overflow count)
 // and the seven pointers. Readers never lock: they load the segment's
 // current table, match a group's control word against the key's hash bits
-// all at once,
-// and dereference only the slots whose bits match, so a hit costs the
-// group's line and the entry's, and probing past other keys costs no entry
-// at all. Writers lock the segment, so a key lives in at most one slot of
-// the current table at any time. A replacement is one atomic store of the
-// slot's pointer; an insert stores the pointer, then the control word; a
-// removal the control word, then the pointer (nil). A reader checks every
-// entry it dereferences against the key, so a control byte it read before
-// the slot changed can only cost it a dereference, never a wrong answer.
+// all at once, and dereference only the slots whose bits match, so a hit
+// costs the group's line and the entry's, and probing past other keys costs
+// no entry at all. Writers lock the segment, so a key lives in at most one
+// slot of the current table at any time. A replacement is one atomic store
+// of the slot's pointer; an insert stores the pointer, then the control
+// word; a removal the control word, then the pointer (nil). A reader checks
+// every entry it dereferences against the key, so a control byte it read
+// before the slot changed can only cost it a dereference, never a wrong
+// answer.
 //
 // An insert takes the first empty slot from the key's home group on, and
-// adds one to the overflow count of every full group it passes; the
-// removal of that key takes the one back. So a group's overflow count is
-// the number of keys placed past it, and a probe goes from the key's home
-// group to the next only while the group's count is not zero (as in
-// Folly's F14). A removal simply empties its slot: there are no deleted
-// markers, so churn never fills a table with them, and a miss in a table
-// that is not crowded reads one group. An insert raises the counts before
-// it publishes its key and a removal lowers them after it has taken its
-// key out, so a reader that stops at a group whose count is zero has not
-// missed a key that was in the table all along. A count that reaches 255
-// stays there (removals no longer lower it): probes go on past that group,
-// which costs time, never an answer. Nothing is ever moved.
+// adds one to the overflow count of every full group it passes; the removal
+// of that key takes the one back. So a group's overflow count is the number
+// of keys placed past it, and a probe goes from the key's home group to the
+// next only while the group's count is not zero (as in Folly's F14). A
+// removal simply empties its slot: there are no deleted markers, so churn
+// never fills a table with them, and a miss in a table that is not crowded
+// reads little more than one group. An insert raises the counts before it publishes its key
+// and a removal lowers them after it has taken its key out, so a reader
+// that stops at a group whose count is zero has not missed a key that was
+// in the table all along. A count that reaches 255 stays there (removals no
+// longer lower it): probes go on past that group, which costs time, never
+// an answer; and a probe stops after one lap of the table. Nothing is ever
+// moved.
 //
 // When live entries pass 7/8 of the slots, or the entries lie too far from
 // their home groups (see crowded), the writer builds a table with twice as
 // many slots as live entries (within the segment's limit: see grownSize),
-// and when the live entries fall under
-// 1/4 (removals, expiry) one as small, but not smaller than the first
-// table (sized by Options.InitialCapacity); tables have any number of
-// groups, not only powers of two, so that a growing cache's table is never
-// much larger than it needs (a key's home group is a multiply-shift of its
-// hash). Entries do not keep their hash, so a rebuild hashes every key
-// again. The old table is never written again once a new one is
-// published, so a reader still probing it sees a consistent, if slightly
-// older, state.
+// and when the live entries fall under 1/4 (removals, expiry) one as small,
+// but not smaller than the first table (sized by Options.InitialCapacity);
+// tables have any number of groups, not only powers of two, so that a
+// growing cache's table is never much larger than it needs (a key's home
+// group is a multiply-shift of its hash). Entries do not keep their hash,
+// so a rebuild hashes every key again. The old table is never written again
+// once a new one is published, so a reader still probing it sees a
+// consistent, if slightly older, state.
 
 const (
 	minTableSize = 8
