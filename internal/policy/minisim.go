@@ -95,7 +95,7 @@ type miniLink struct {
 // miniKey is a slot: a sampled key's hash, its places in the miniatures'
 // queues, and which queue of each miniature holds it, in two bits per
 // miniature (qWindow, qProbation or qProtected; 0: the miniature does not
-// hold the key). 56 bytes.
+// hold the key). 56 bytes on 64-bit platforms.
 type miniKey struct {
 	hash   uint64
 	links  [len(miniWindows)]miniLink
