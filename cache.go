@@ -91,11 +91,23 @@ type cache[K comparable, V any] struct {
 	policy  policy.Policy
 	wheel   *wheel.Wheel
 	pending []removal[K, V]
+	// victims holds the entries that maintenance took out of the policy and
+	// the wheel (evicted, or expired by the wheel) and that are still in the
+	// index: taking them out of it is the last step of a maintenance pass,
+	// done after the lock is released (see maintain). spare is an emptied
+	// buffer for the next pass, so that passes do not allocate.
+	victims *victimBuf[K, V]
+	spare   atomic.Pointer[victimBuf[K, V]]
+	// dropping counts the passes that are taking their victims out of the
+	// index, having released the lock (see readerPass).
+	dropping atomic.Int32
 	// waiting maps an entry whose write record has not been applied yet
 	// to the entry that replaced it and waits for it (see applyWrite).
-	waiting   map[*entry[K, V]]*entry[K, V]
-	backlog   bool              // the wheel has due work left
-	evictions [numCauses]uint64 // capacity, expired (by the wheel), cleared; guarded by mu
+	waiting map[*entry[K, V]]*entry[K, V]
+	backlog bool // the wheel has due work left
+	// evictions counts the removals by cause: capacity, expired (by the
+	// wheel), cleared.
+	evictions [numCauses]atomic.Uint64
 
 	cbMu       sync.Mutex
 	inCallback bool // the background goroutine is running OnEvict; guarded by cbMu
@@ -106,6 +118,20 @@ type cache[K comparable, V any] struct {
 	fastTick time.Duration // clock refresh period
 	slowTick time.Duration // maintenance period
 }
+
+// victim is an entry to take out of the index, and why.
+type victim[K comparable, V any] struct {
+	e     *entry[K, V]
+	cause Cause
+}
+
+type victimBuf[K comparable, V any] struct {
+	vs []victim[K, V]
+}
+
+// maxSpareVictims is the largest victim buffer kept for reuse: a pass that
+// evicts more (a cache shrunk by far, a mass expiry) allocates its own.
+const maxSpareVictims = 1024
 
 type removal[K comparable, V any] struct {
 	key   K
@@ -478,7 +504,7 @@ func (c *cache[K, V]) afterRead(e *entry[K, V]) {
 	switch c.reads.Add(e, s) {
 	case buffer.Full:
 		c.reads.Inc(s)
-		c.maintain(false)
+		c.readerPass()
 	case buffer.Contended:
 		c.reads.Inc(s)
 		c.contended()
@@ -574,7 +600,7 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 					// Not a hit: Stats takes it off the buffer's count.
 					c.count(statQueuedSets, p)
 				case buffer.Full:
-					c.maintain(false)
+					c.readerPass()
 				}
 			}
 			return true
@@ -679,6 +705,13 @@ func (c *cache[K, V]) afterWrite(ev event[K, V]) {
 // maintain runs a maintenance pass, if it gets the lock (always, if block),
 // then reports the removals it made, outside the lock. It reports whether
 // it ran.
+//
+// The pass takes its victims out of the index after it has released the
+// maintenance lock, so that another writer's pass can run meanwhile: that
+// is a miss in the index per victim, a good share of a pass that evicts,
+// no longer serialised. Until then a victim can still be read, as if it
+// had been evicted a moment later; a caller that replaces or deletes it
+// first reports it instead (see drop).
 func (c *cache[K, V]) maintain(block bool) bool {
 	if block {
 		c.mu.Lock()
@@ -686,11 +719,70 @@ func (c *cache[K, V]) maintain(block bool) bool {
 		return false
 	}
 	c.maintainLocked()
+	vb := c.takeVictims()
 	pend := c.pending
 	c.pending = nil
 	c.mu.Unlock()
+	pend = c.dropVictims(vb, pend)
 	c.report(pend)
 	return true
+}
+
+// readerPass runs a pass for a reader whose read buffer stripe is full,
+// unless a pass is underway, its victims' removal included: the buffer is
+// a sample of the reads, and the reads it drops while a pass runs keep the
+// policy's work per read small. Without the victims in that condition,
+// releasing the lock before removing them (see maintain) let readers run
+// 1.7 times as many passes on a Zipf workload, and apply 1.7 times as many
+// reads, which cost more than the removals gained.
+func (c *cache[K, V]) readerPass() {
+	if c.dropping.Load() == 0 {
+		c.maintain(false)
+	}
+}
+
+// takeVictims returns the pass's victims, leaving an empty buffer in their
+// place. The caller holds c.mu.
+func (c *cache[K, V]) takeVictims() *victimBuf[K, V] {
+	vb := c.victims
+	if vb == nil || len(vb.vs) == 0 {
+		return nil
+	}
+	c.victims = c.spare.Swap(nil)
+	c.dropping.Add(1)
+	return vb
+}
+
+// dropVictims takes vb's victims out of the index, counts them and appends
+// their reports to pend, then keeps vb for reuse. The caller holds no lock,
+// or c.mu (lock order: c.mu, then a segment's).
+func (c *cache[K, V]) dropVictims(vb *victimBuf[K, V], pend []removal[K, V]) []removal[K, V] {
+	if vb == nil {
+		return pend
+	}
+	for _, v := range vb.vs {
+		e := v.e
+		h := c.hash(e.key)
+		s := c.segment(h)
+		s.mu.Lock()
+		x := s.remove(e.key, h, e)
+		s.mu.Unlock()
+		if x == nil {
+			// A caller removed or replaced it first and reports it.
+			continue
+		}
+		c.evictions[v.cause].Add(1)
+		if c.onEvict != nil {
+			pend = append(pend, removal[K, V]{e.key, c.load(e), v.cause})
+		}
+	}
+	c.dropping.Add(-1)
+	if cap(vb.vs) <= maxSpareVictims {
+		clear(vb.vs)
+		vb.vs = vb.vs[:0]
+		c.spare.Store(vb)
+	}
+	return pend
 }
 
 // maintainFromBackground is maintain(true) for the background goroutine:
@@ -699,9 +791,11 @@ func (c *cache[K, V]) maintain(block bool) bool {
 func (c *cache[K, V]) maintainFromBackground() {
 	c.mu.Lock()
 	c.maintainLocked()
+	vb := c.takeVictims()
 	pend := c.pending
 	c.pending = nil
 	c.mu.Unlock()
+	pend = c.dropVictims(vb, pend)
 	if len(pend) == 0 || c.onEvict == nil {
 		return
 	}
@@ -881,22 +975,16 @@ func (c *cache[K, V]) evict() {
 	}
 }
 
-// drop removes e from the index if it is still there and queues its
-// report. The caller holds c.mu.
+// drop queues e, which the policy and the wheel have let go, for removal
+// from the index at the end of the pass (dropVictims): if it is still
+// there then, it is counted and reported with cause; if a caller has
+// removed or replaced it meanwhile, the caller reports it. The caller
+// holds c.mu.
 func (c *cache[K, V]) drop(e *entry[K, V], cause Cause) {
-	h := c.hash(e.key)
-	s := c.segment(h)
-	s.mu.Lock()
-	x := s.remove(e.key, h, e)
-	s.mu.Unlock()
-	if x == nil {
-		// A caller removed or replaced it first and reports it.
-		return
+	if c.victims == nil {
+		c.victims = new(victimBuf[K, V])
 	}
-	c.evictions[cause]++
-	if c.onEvict != nil {
-		c.pending = append(c.pending, removal[K, V]{e.key, c.load(e), cause})
-	}
+	c.victims.vs = append(c.victims.vs, victim[K, V]{e, cause})
 }
 
 // Len returns the number of entries in the index. It may include entries
@@ -916,12 +1004,13 @@ func (h *Cache[K, V]) Clear() {
 	c := h.c
 	c.mu.Lock()
 	c.maintainLocked()
+	c.pending = c.dropVictims(c.takeVictims(), c.pending)
 	for i := range c.segs {
 		s := &c.segs[i]
 		s.mu.Lock()
 		s.clear(func(e *entry[K, V]) {
 			c.untrack(e)
-			c.evictions[CauseCleared]++
+			c.evictions[CauseCleared].Add(1)
 			if c.onEvict != nil {
 				c.pending = append(c.pending, removal[K, V]{e.key, c.load(e), CauseCleared})
 			}

@@ -2431,3 +2431,103 @@ func TestSpread(t *testing.T) {
 		t.Fatalf("Stats %+v across spreads; want 20 hits and 20 misses", s)
 	}
 }
+
+// A pass takes its victims out of the index after releasing the
+// maintenance lock (maintain). In between, a victim can still be read, and
+// a caller that replaces or deletes it reports it instead of the pass: the
+// listener hears of every value exactly once, with the cause of whoever
+// took it out of the index. The test stops a pass at that point by running
+// its steps itself.
+func TestVictimRemovedAfterPass(t *testing.T) {
+	type report struct {
+		key   string
+		value string
+		cause Cause
+	}
+	for _, tc := range []struct {
+		name  string
+		race  func(h *Cache[string, string]) // runs between the pass and the removal
+		want  []report
+		wantA string // Get("a") afterwards; "": not found
+	}{
+		{"nothing", func(*Cache[string, string]) {}, []report{{"a", "1", CauseCapacity}}, ""},
+		{"Set", func(h *Cache[string, string]) { h.Set("a", "10") }, []report{{"a", "1", CauseReplaced}, {"b", "2", CauseCapacity}}, "10"},
+		{"Delete", func(h *Cache[string, string]) { h.Delete("a") }, []report{{"a", "1", CauseDeleted}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []report
+			h, err := New(Options[string, string]{MaxEntries: 2, Policy: "lru", OnEvict: func(k, v string, c Cause) {
+				got = append(got, report{k, v, c})
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close()
+			c := h.c
+			h.Set("a", "1")
+			h.Set("b", "2")
+			// Hold the lock, so that Set("c") leaves its record queued.
+			c.mu.Lock()
+			h.Set("c", "3")
+			c.maintainLocked() // LRU: "a" is the victim
+			vb := c.takeVictims()
+			c.mu.Unlock()
+			if vb == nil || len(vb.vs) != 1 || vb.vs[0].e.key != "a" {
+				t.Fatalf("victims %v, want a", vb)
+			}
+			if v, ok := h.Get("a"); !ok || v != "1" {
+				t.Fatalf("before its removal, Get(a) = %q, %v; want 1, true", v, ok)
+			}
+			tc.race(h)
+			c.report(c.dropVictims(vb, nil))
+			h.Stats() // applies the race's record, and what it evicts
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("reports %v, want %v", got, tc.want)
+			}
+			if v, _ := h.Get("a"); v != tc.wantA {
+				t.Errorf("Get(a) = %q, want %q", v, tc.wantA)
+			}
+			if n := h.Len(); n > 2 {
+				t.Errorf("Len %d, want at most 2", n)
+			}
+		})
+	}
+}
+
+// A word-sized value is replaced in place (value.go): a Set that lands on
+// a victim between the pass and the removal changes the victim's value, so
+// the new value leaves with it, as if the Set had come just before the
+// eviction. Each value is still reported once.
+func TestVictimSetInPlace(t *testing.T) {
+	type report struct {
+		key   string
+		value int
+		cause Cause
+	}
+	var got []report
+	h, err := New(Options[string, int]{MaxEntries: 2, Policy: "lru", OnEvict: func(k string, v int, c Cause) {
+		got = append(got, report{k, v, c})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	c := h.c
+	h.Set("a", 1)
+	h.Set("b", 2)
+	c.mu.Lock()
+	h.Set("c", 3)
+	c.maintainLocked()
+	vb := c.takeVictims()
+	c.mu.Unlock()
+	h.Set("a", 10)
+	c.report(c.dropVictims(vb, nil))
+	h.Stats()
+	want := []report{{"a", 1, CauseReplaced}, {"a", 10, CauseCapacity}}
+	if !slices.Equal(got, want) {
+		t.Errorf("reports %v, want %v", got, want)
+	}
+	if v, ok := h.Get("a"); ok {
+		t.Errorf("Get(a) = %d, true; want not found", v)
+	}
+}

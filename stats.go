@@ -92,10 +92,10 @@ func (h *Cache[K, V]) Stats() Stats {
 		Replaced: c.sum(statReplaced),
 		Entries:  h.Len(),
 	}
+	s.Evicted = c.evictions[CauseCapacity].Load()
+	s.Expired += c.evictions[CauseExpired].Load()
+	s.Cleared = c.evictions[CauseCleared].Load()
 	c.mu.Lock()
-	s.Evicted = c.evictions[CauseCapacity]
-	s.Expired += c.evictions[CauseExpired]
-	s.Cleared = c.evictions[CauseCleared]
 	if c.bounded {
 		s.Weight = c.policy.Weight()
 	} else {
