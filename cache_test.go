@@ -1851,7 +1851,14 @@ func TestSynctestCacheCollectedAfterClose(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // deadlock guard
 	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "-test.run=^"+t.Name()+"$", "-test.count=1", "-test.v")
+	args := []string{exe, "-test.run=^" + t.Name() + "$", "-test.count=1", "-test.v"}
+	if w := os.Getenv("CACHEKIT_TEST_EXEC"); w != "" {
+		// The test binary runs under an emulator (go test -exec, as make
+		// test-32bit does where the machine runs no 32-bit x86 code): so
+		// must the child.
+		args = append([]string{w}, args...)
+	}
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "CACHEKIT_CT_CHILD="+t.Name())
 	out, err := cmd.CombinedOutput()
 	if err != nil {
