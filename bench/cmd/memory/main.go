@@ -12,6 +12,7 @@
 //	-sizes LIST      entry counts (default 1000,10000,100000,1000000)
 //	-ttl D           every entry's time to live (default 1h)
 //	-rounds N        rounds (default 3)
+//	-churn N         after the fill, N × entries further new pairs, measured again (default 2; 0: none)
 //	-md FILE, -json FILE, -chart-dir DIR, -from-json FILE, -note TEXT
 package main
 
@@ -41,6 +42,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	sizes := fs.String("sizes", "1000,10000,100000,1000000", "entry counts")
 	ttl := fs.Duration("ttl", time.Hour, "every entry's time to live")
 	rounds := fs.Int("rounds", 3, "rounds")
+	churn := fs.Int("churn", 2, "after the fill, set this many times N further pairs and measure again (bounded caches of Go values; 0: no churn)")
 	var out cli.Output
 	out.Flags(fs, false)
 	if err := cli.Parse(fs, args); err != nil {
@@ -57,11 +59,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if errors.As(err, &bad) {
 			return fmt.Errorf("-sizes: bad size %q", bad.Field)
 		}
-		if *rounds < 1 || *ttl < 0 {
-			return fmt.Errorf("-rounds must be positive and -ttl not negative")
+		if *rounds < 1 || *ttl < 0 || *churn < 0 {
+			return fmt.Errorf("-rounds must be positive, -ttl and -churn not negative")
 		}
 		start := time.Now()
-		rep = footprint.Report{Header: out.Header("./bench/cmd/memory", args), Sizes: ss, TTL: report.ShortDuration(*ttl), Rounds: *rounds}
+		rep = footprint.Report{Header: out.Header("./bench/cmd/memory", args), Sizes: ss, TTL: report.ShortDuration(*ttl), Rounds: *rounds, Churn: *churn}
 		rep.Method = fmt.Sprintf("%d rounds; every cache and size in a fresh process; medians", *rounds)
 		var names []string
 		for _, i := range infos {
@@ -69,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			rep.Caches = append(rep.Caches, i.Name)
 			rep.Configs = append(rep.Configs, i.Config)
 		}
-		rep.Results, err = footprint.Measure(footprint.Config{Caches: names, Sizes: ss, TTL: *ttl, Rounds: *rounds, Progress: stderr})
+		rep.Results, err = footprint.Measure(footprint.Config{Caches: names, Sizes: ss, TTL: *ttl, Rounds: *rounds, Churn: *churn, Progress: stderr})
 		if err != nil {
 			return err
 		}
@@ -80,6 +82,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprint(stdout, rep.HeapTable())
+	fmt.Fprint(stdout, rep.ChurnTable())
 	fmt.Fprint(stdout, rep.RSSTable())
 	return out.Write(&rep, cli.OneChart(rep.Chart), func(charts []string) string { return rep.Markdown(charts[0]) })
 }

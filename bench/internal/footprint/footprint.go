@@ -34,12 +34,16 @@ type Job struct {
 	Cache   string        `json:"cache"`
 	Entries int           `json:"entries"`
 	TTL     time.Duration `json:"ttl"`
+	// Churn, if not 0, is the number of further rounds of Entries new
+	// keys set after the fill (see RunJob).
+	Churn int `json:"churn,omitempty"`
 }
 
 // Result is what a Job measured.
 type Result struct {
 	Cache   string        `json:"cache"`
 	Entries int           `json:"entries"`
+	Churn   int           `json:"churn,omitempty"`
 	Held    int           `json:"held"`
 	Memory  memstat.Delta `json:"memory"`
 }
@@ -63,12 +67,20 @@ func Pairs(n int) (keys, vals []string) {
 	return keys, vals
 }
 
-// RunJob does a Job in this process.
+// RunJob does a Job in this process: it fills a cache of capacity
+// j.Entries with as many pairs and measures the memory it took. With
+// j.Churn, it then sets j.Churn × j.Entries further pairs, none set
+// before, each followed by a Get of its key (so that a cache with a
+// frequency-based admission takes it in, as it would a key that is
+// requested again), and measures after that instead: the steady state of
+// a full cache whose contents keep changing, where freed entries leave
+// holes in the heap. Every pair exists before the first measurement, so
+// neither figure counts their bytes.
 func RunJob(j Job) (Result, error) {
-	if j.Entries < 1 || j.TTL < 0 {
+	if j.Entries < 1 || j.TTL < 0 || j.Churn < 0 {
 		return Result{}, fmt.Errorf("footprint: bad job %+v", j)
 	}
-	keys, vals := Pairs(j.Entries)
+	keys, vals := Pairs(j.Entries * (1 + j.Churn))
 	base := memstat.Take()
 	c, err := adapter.NewString(j.Cache, adapter.StringConfig[string]{Capacity: j.Entries, TTL: j.TTL,
 		Codec: adapter.StringCodec{}, EntryBytes: PairBytes})
@@ -78,12 +90,15 @@ func RunJob(j Job) (Result, error) {
 	defer c.Close()
 	for i, k := range keys {
 		c.Set(k, vals[i])
+		if i >= j.Entries {
+			c.Get(k)
+		}
 		if i%1024 == 1023 {
 			adapter.Settle(c)
 		}
 	}
 	adapter.Settle(c)
-	res := Result{Cache: j.Cache, Entries: j.Entries}
+	res := Result{Cache: j.Cache, Entries: j.Entries, Churn: j.Churn}
 	res.Memory = memstat.Take().Sub(base)
 	for i, k := range keys {
 		if v, ok := c.Get(k); ok && v == vals[i] {
@@ -97,10 +112,13 @@ func RunJob(j Job) (Result, error) {
 
 // Config is a whole run.
 type Config struct {
-	Caches   []string
-	Sizes    []int
-	TTL      time.Duration
-	Rounds   int
+	Caches []string
+	Sizes  []int
+	TTL    time.Duration
+	Rounds int
+	// Churn, if not 0, adds a job with that churn (see Job) for every
+	// bounded cache of Go values (adapter.KindCache) at every size.
+	Churn    int
 	Args     []string
 	Progress io.Writer
 }
@@ -117,14 +135,20 @@ func Measure(cfg Config) ([]Result, error) {
 		order := slices.Concat(cfg.Caches[round%n:], cfg.Caches[:round%n])
 		for _, size := range cfg.Sizes {
 			for _, name := range order {
-				var r Result
-				if err := subproc.Run(Job{Cache: name, Entries: size, TTL: cfg.TTL}, &r, cfg.Args, cfg.Progress); err != nil {
-					return nil, fmt.Errorf("%s with %d entries: %w", name, size, err)
+				jobs := []Job{{Cache: name, Entries: size, TTL: cfg.TTL}}
+				if info, _ := adapter.LookupString(name); cfg.Churn > 0 && info.Kind == adapter.KindCache {
+					jobs = append(jobs, Job{Cache: name, Entries: size, TTL: cfg.TTL, Churn: cfg.Churn})
 				}
-				out = append(out, r)
-				if cfg.Progress != nil {
-					fmt.Fprintf(cfg.Progress, "round %d/%d  %-10s %8d entries  held %8d  heap %8.1f B/entry  rss %8.1f B/entry\n",
-						round+1, cfg.Rounds, name, size, r.Held, r.HeapPerEntry(), r.RSSPerEntry())
+				for _, j := range jobs {
+					var r Result
+					if err := subproc.Run(j, &r, cfg.Args, cfg.Progress); err != nil {
+						return nil, fmt.Errorf("%s with %d entries (churn %d): %w", name, size, j.Churn, err)
+					}
+					out = append(out, r)
+					if cfg.Progress != nil {
+						fmt.Fprintf(cfg.Progress, "round %d/%d  %-10s %8d entries  churn %d  held %8d  heap %8.1f B/entry  rss %8.1f B/entry\n",
+							round+1, cfg.Rounds, name, size, j.Churn, r.Held, r.HeapPerEntry(), r.RSSPerEntry())
+					}
 				}
 			}
 		}

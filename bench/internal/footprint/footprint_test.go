@@ -39,17 +39,27 @@ func TestPairs(t *testing.T) {
 
 // TestMeasure measures a map and cachekit in child processes: every
 // entry is held, and a map of 20,000 pairs costs more than nothing and
-// less than 200 bytes per entry beyond them.
+// less than 200 bytes per entry beyond them. With churn, only the bounded
+// cachekit is measured again, and it still holds its 20,000 entries.
 func TestMeasure(t *testing.T) {
-	res, err := Measure(Config{Caches: []string{"map", "cachekit"}, Sizes: []int{20_000}, TTL: time.Hour, Rounds: 2, Args: []string{"-test.run=^$"}})
+	res, err := Measure(Config{Caches: []string{"map", "cachekit"}, Sizes: []int{20_000}, TTL: time.Hour, Rounds: 2, Churn: 1, Args: []string{"-test.run=^$"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != 4 {
-		t.Fatalf("%d results, want 4", len(res))
+	if len(res) != 6 {
+		t.Fatalf("%d results, want 6 (map twice, cachekit twice with churn and twice without)", len(res))
 	}
-	rep := Report{Header: report.Header{Command: "go run ./bench/cmd/memory"}, Sizes: []int{20_000}, TTL: "1h0m0s", Rounds: 2,
+	rep := Report{Header: report.Header{Command: "go run ./bench/cmd/memory"}, Sizes: []int{20_000}, TTL: "1h0m0s", Rounds: 2, Churn: 1,
 		Caches: []string{"map", "cachekit"}, Configs: []string{"m", "c"}, Results: res}
+	if _, ok := rep.ChurnCell("map", 20_000); ok {
+		t.Error("the unbounded map was churned")
+	}
+	if c, ok := rep.ChurnCell("cachekit", 20_000); !ok || c.Held != 20_000 || c.HeapOverhd <= 0 {
+		t.Errorf("cachekit after churn: %+v, %v", c, ok)
+	}
+	if ct := rep.ChurnTable(); !strings.Contains(ct, "| cachekit |") || strings.Contains(ct, "| map |") {
+		t.Errorf("the churn table:\n%s", ct)
+	}
 	m, ok := rep.Cell("map", 20_000)
 	if !ok || m.Held != 20_000 || m.HeapOverhd <= 0 || m.HeapOverhd > 200 {
 		t.Errorf("map: %+v", m)
@@ -67,7 +77,7 @@ func TestMeasure(t *testing.T) {
 		t.Error(err)
 	}
 	md := rep.Markdown(name)
-	for _, want := range []string{"| map |", "| cachekit |", "×)", "minus the 32 bytes"} {
+	for _, want := range []string{"| map |", "| cachekit |", "×)", "minus the 32 bytes", "after churn"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q:\n%s", want, md)
 		}
@@ -77,6 +87,9 @@ func TestMeasure(t *testing.T) {
 func TestRunJobRejects(t *testing.T) {
 	if _, err := RunJob(Job{Cache: "map"}); err == nil {
 		t.Error("a job of no entries ran")
+	}
+	if _, err := RunJob(Job{Cache: "map", Entries: 1, Churn: -1}); err == nil {
+		t.Error("a job of negative churn ran")
 	}
 	if _, err := RunJob(Job{Cache: "nope", Entries: 1}); err == nil {
 		t.Error("an unknown cache ran")

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ type Report struct {
 	Sizes   []int    `json:"sizes"`
 	TTL     string   `json:"ttl"`
 	Rounds  int      `json:"rounds"`
+	Churn   int      `json:"churn,omitempty"` // see Config.Churn
 	Caches  []string `json:"caches"`
 	Configs []string `json:"configs"`
 	Results []Result `json:"results"`
@@ -33,11 +35,17 @@ type Cell struct {
 	ObjectsPerE float64
 }
 
-// Cell returns the medians of a cache's results at a size.
-func (r *Report) Cell(cache string, size int) (Cell, bool) {
+// Cell returns the medians of a cache's results at a size, after the
+// fill.
+func (r *Report) Cell(cache string, size int) (Cell, bool) { return r.cell(cache, size, 0) }
+
+// ChurnCell returns them after the churn (Config.Churn).
+func (r *Report) ChurnCell(cache string, size int) (Cell, bool) { return r.cell(cache, size, r.Churn) }
+
+func (r *Report) cell(cache string, size, churn int) (Cell, bool) {
 	var held, heap, rss, objs []float64
 	for _, x := range r.Results {
-		if x.Cache == cache && x.Entries == size {
+		if x.Cache == cache && x.Entries == size && x.Churn == churn {
 			held = append(held, float64(x.Held))
 			heap = append(heap, x.HeapPerEntry())
 			rss = append(rss, x.RSSPerEntry())
@@ -53,25 +61,24 @@ func (r *Report) Cell(cache string, size int) (Cell, bool) {
 	return c, true
 }
 
-func (r *Report) table(f func(Cell) float64, base string, skipBytes bool) string {
+// table returns f of every cell of the given caches, with ratios to
+// base's.
+func (r *Report) table(caches []string, cell func(string, int) (Cell, bool), f func(Cell) float64, base string) string {
 	cols := []string{"cache"}
 	for _, s := range r.Sizes {
 		cols = append(cols, ">"+sizeLabel(s))
 	}
 	t := report.NewTable(cols...)
-	for _, c := range r.Caches {
-		if info, _ := adapter.LookupString(c); skipBytes && info.Kind == adapter.KindBytes {
-			continue
-		}
+	for _, c := range caches {
 		row := []string{c}
 		for _, s := range r.Sizes {
-			x, ok := r.Cell(c, s)
+			x, ok := cell(c, s)
 			if !ok {
 				row = append(row, "–")
 				continue
 			}
 			v := fmt.Sprintf("%.0f", f(x))
-			if b, ok := r.Cell(base, s); ok && c != base && f(b) > 0 {
+			if b, ok := cell(base, s); ok && c != base && f(b) > 0 {
 				v += fmt.Sprintf(" (%.2f×)", f(x)/f(b))
 			}
 			if x.Held < s {
@@ -83,6 +90,19 @@ func (r *Report) table(f func(Cell) float64, base string, skipBytes bool) string
 	}
 	return t.String()
 }
+
+// cachesOf returns the report's caches of the given kinds.
+func (r *Report) cachesOf(kinds ...adapter.StringKind) []string {
+	var out []string
+	for _, c := range r.Caches {
+		if info, _ := adapter.LookupString(c); slices.Contains(kinds, info.Kind) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func heapOverhead(c Cell) float64 { return c.HeapOverhd }
 
 func sizeLabel(n int) string {
 	switch {
@@ -97,13 +117,23 @@ func sizeLabel(n int) string {
 // HeapTable returns the heap overhead per entry of the caches of Go
 // values, with ratios to cachekit.
 func (r *Report) HeapTable() string {
-	return r.table(func(c Cell) float64 { return c.HeapOverhd }, "cachekit", true)
+	return r.table(r.cachesOf(adapter.KindCache, adapter.KindMap), r.Cell, heapOverhead, "cachekit")
+}
+
+// ChurnTable returns the heap overhead per entry after the churn, of the
+// bounded caches of Go values, with ratios to cachekit; "" if there was
+// no churn.
+func (r *Report) ChurnTable() string {
+	if r.Churn == 0 {
+		return ""
+	}
+	return r.table(r.cachesOf(adapter.KindCache), r.ChurnCell, heapOverhead, "cachekit")
 }
 
 // RSSTable returns the resident overhead per entry, with ratios to
 // cachekit.
 func (r *Report) RSSTable() string {
-	return r.table(func(c Cell) float64 { return c.RSSOverhd }, "cachekit", false)
+	return r.table(r.Caches, r.Cell, func(c Cell) float64 { return c.RSSOverhd }, "cachekit")
 }
 
 // Chart draws the heap overhead per entry against the size, to
@@ -153,6 +183,15 @@ func (r *Report) Markdown(chartFile string) string {
 	b.WriteString("The measure otter publishes, for the caches of Go values. It does not see memory mapped outside the Go heap (fastcache's and bytecache's chunks), " +
 		"so the byte caches are only in the next table. In parentheses: as a multiple of cachekit's.\n\n")
 	b.WriteString(r.HeapTable())
+	if r.Churn > 0 {
+		b.WriteString("## Go heap in use after churn, bytes per entry\n\n")
+		fmt.Fprintf(&b, "The same, for the bounded caches of Go values, measured instead after a further %d × N pairs that were never set before, "+
+			"each set and then read once (so that a frequency-based admission takes it in, as it would a key requested again): the steady state "+
+			"of a full cache whose contents keep changing. Every pair was generated before the first measurement, so none of their bytes count. "+
+			"Freed entries leave holes in the heap's spans that a forced GC does not return, so these figures are higher than those after the fill. "+
+			"A figure in brackets is the number of entries held at the end, when fewer than N.\n\n", r.Churn)
+		b.WriteString(r.ChurnTable())
+	}
 	b.WriteString("## Resident set, bytes per entry\n\n")
 	b.WriteString("Growth of the process's resident set (after the GC, free pages returned to the OS): every kind of memory, off-heap chunks included, " +
 		"in whole pages, so small caches are charged for pages they touched but did not fill.\n\n")
