@@ -2439,6 +2439,41 @@ func TestSpread(t *testing.T) {
 	}
 }
 
+type evictReport[V any] struct {
+	key   string
+	value V
+	cause Cause
+}
+
+// stopBeforeVictimRemoval builds an LRU cache of two entries, sets a, b and
+// c to va, vb and vc, and runs the maintenance pass that evicts a up to the
+// removal of its victims, which it returns with the cache and the OnEvict
+// reports so far (none).
+func stopBeforeVictimRemoval[V any](t *testing.T, va, vb, vc V) (*Cache[string, V], *victimBuf[string, V], *[]evictReport[V]) {
+	t.Helper()
+	got := new([]evictReport[V])
+	h, err := New(Options[string, V]{MaxEntries: 2, Policy: "lru", OnEvict: func(k string, v V, c Cause) {
+		*got = append(*got, evictReport[V]{k, v, c})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.Close)
+	c := h.c
+	h.Set("a", va)
+	h.Set("b", vb)
+	// Hold the lock, so that Set("c") leaves its record queued.
+	c.mu.Lock()
+	h.Set("c", vc)
+	c.maintainLocked() // LRU: "a" is the victim
+	victims := c.takeVictims()
+	c.mu.Unlock()
+	if victims == nil || len(victims.vs) != 1 || victims.vs[0].e.key != "a" {
+		t.Fatalf("victims %v, want a", victims)
+	}
+	return h, victims, got
+}
+
 // A pass takes its victims out of the index after releasing the
 // maintenance lock (maintain). In between, a victim can still be read, and
 // a caller that replaces or deletes it reports it instead of the pass: the
@@ -2446,11 +2481,7 @@ func TestSpread(t *testing.T) {
 // took it out of the index. The test stops a pass at that point by running
 // its steps itself.
 func TestVictimRemovedAfterPass(t *testing.T) {
-	type report struct {
-		key   string
-		value string
-		cause Cause
-	}
+	type report = evictReport[string]
 	for _, tc := range []struct {
 		name  string
 		race  func(h *Cache[string, string]) // runs between the pass and the removal
@@ -2462,34 +2493,15 @@ func TestVictimRemovedAfterPass(t *testing.T) {
 		{"Delete", func(h *Cache[string, string]) { h.Delete("a") }, []report{{"a", "1", CauseDeleted}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var got []report
-			h, err := New(Options[string, string]{MaxEntries: 2, Policy: "lru", OnEvict: func(k, v string, c Cause) {
-				got = append(got, report{k, v, c})
-			}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer h.Close()
-			c := h.c
-			h.Set("a", "1")
-			h.Set("b", "2")
-			// Hold the lock, so that Set("c") leaves its record queued.
-			c.mu.Lock()
-			h.Set("c", "3")
-			c.maintainLocked() // LRU: "a" is the victim
-			vb := c.takeVictims()
-			c.mu.Unlock()
-			if vb == nil || len(vb.vs) != 1 || vb.vs[0].e.key != "a" {
-				t.Fatalf("victims %v, want a", vb)
-			}
+			h, victims, got := stopBeforeVictimRemoval(t, "1", "2", "3")
 			if v, ok := h.Get("a"); !ok || v != "1" {
 				t.Fatalf("before its removal, Get(a) = %q, %v; want 1, true", v, ok)
 			}
 			tc.race(h)
-			c.report(c.dropVictims(vb, nil))
+			h.c.report(h.c.dropVictims(victims, nil))
 			h.Stats() // applies the race's record, and what it evicts
-			if !slices.Equal(got, tc.want) {
-				t.Errorf("reports %v, want %v", got, tc.want)
+			if !slices.Equal(*got, tc.want) {
+				t.Errorf("reports %v, want %v", *got, tc.want)
 			}
 			if v, _ := h.Get("a"); v != tc.wantA {
 				t.Errorf("Get(a) = %q, want %q", v, tc.wantA)
@@ -2506,33 +2518,13 @@ func TestVictimRemovedAfterPass(t *testing.T) {
 // the new value leaves with it, as if the Set had come just before the
 // eviction. Each value is still reported once.
 func TestVictimSetInPlace(t *testing.T) {
-	type report struct {
-		key   string
-		value int
-		cause Cause
-	}
-	var got []report
-	h, err := New(Options[string, int]{MaxEntries: 2, Policy: "lru", OnEvict: func(k string, v int, c Cause) {
-		got = append(got, report{k, v, c})
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
-	c := h.c
-	h.Set("a", 1)
-	h.Set("b", 2)
-	c.mu.Lock()
-	h.Set("c", 3)
-	c.maintainLocked()
-	vb := c.takeVictims()
-	c.mu.Unlock()
+	h, victims, got := stopBeforeVictimRemoval(t, 1, 2, 3)
 	h.Set("a", 10)
-	c.report(c.dropVictims(vb, nil))
+	h.c.report(h.c.dropVictims(victims, nil))
 	h.Stats()
-	want := []report{{"a", 1, CauseReplaced}, {"a", 10, CauseCapacity}}
-	if !slices.Equal(got, want) {
-		t.Errorf("reports %v, want %v", got, want)
+	want := []evictReport[int]{{"a", 1, CauseReplaced}, {"a", 10, CauseCapacity}}
+	if !slices.Equal(*got, want) {
+		t.Errorf("reports %v, want %v", *got, want)
 	}
 	if v, ok := h.Get("a"); ok {
 		t.Errorf("Get(a) = %d, true; want not found", v)
