@@ -24,17 +24,19 @@ help: ## Show this help.
 # qemu-arm (Debian's qemu-user, which make setup installs).
 RUNS_386 = GOWORK=off GOARCH=386 $(GO) test -count=1 -run '^$$' ./internal/mix >/dev/null 2>&1
 
+# APT_INSTALL installs Debian packages quietly, through sudo unless root.
+APT_INSTALL = SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
+	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq
+
 setup: ## Install what a fresh machine with only Go lacks (redis-server, qemu-user if needed, staticcheck, modules).
 	@if command -v redis-server >/dev/null; then echo "== redis-server: $$(command -v redis-server)"; \
 	else echo "== installing redis-server (Debian package)"; \
-	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq redis-server >/dev/null; \
+	  $(APT_INSTALL) redis-server >/dev/null; \
 	  command -v redis-server >/dev/null || { echo "redis-server could not be installed"; exit 1; }; fi
 	@if $(RUNS_386); then echo "== this machine runs 386 binaries"; \
 	elif command -v qemu-arm >/dev/null; then echo "== qemu-arm: $$(command -v qemu-arm)"; \
 	else echo "== this machine runs no 386 binaries: installing qemu-user (Debian package) for test-32bit"; \
-	  SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends qemu-user >/dev/null; \
+	  $(APT_INSTALL) --no-install-recommends qemu-user >/dev/null; \
 	  command -v qemu-arm >/dev/null || { echo "qemu-user could not be installed"; exit 1; }; fi
 	$(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	$(GO) install golang.org/x/perf/cmd/benchstat@$(BENCHSTAT_VERSION)

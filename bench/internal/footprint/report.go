@@ -148,7 +148,7 @@ func (r *Report) Chart(dir string) (string, error) {
 	for _, c := range r.Caches {
 		info, _ := adapter.LookupString(c)
 		name := c + " (heap)"
-		f := func(x Cell) float64 { return x.HeapOverhd }
+		f := heapOverhead
 		if info.Kind == adapter.KindBytes {
 			name = c + " (resident)"
 			f = func(x Cell) float64 { return x.RSSOverhd }
