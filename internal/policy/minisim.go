@@ -62,8 +62,8 @@ const (
 
 // The miniatures start when the cache is a quarter full, so that a cache
 // that never gets there (one sized generously) does not pay for them:
-// about 80 bytes per sampled key (a 56-byte slot and its entry in the key
-// table; a few hundred keys, up to a few thousand under churn), a 4 kB
+// about 60 bytes per sampled key (a 56-byte slot and 2 to 8 bytes of the
+// key table; a few hundred keys, up to a few thousand under churn), a 4 kB
 // sketch and the ghosted miniatures' filters, 512 bytes each at most.
 // Measured on the trace suite (TestSuite), starting them at a quarter of
 // the maximum hits about as often as starting them with the cache (mean
@@ -147,10 +147,10 @@ type miniSim struct {
 	// holds are on free.
 	slots []miniKey
 	free  []uint16
-	keys  map[uint64]uint16 // by key hash: the slots some miniature holds
-	mask  uint64            // a request is sampled when its spread hash & mask == 0
-	cur   uint16            // the slot of the request being fed
-	seen  int               // sampled requests in this epoch
+	keys  keyTable // by key hash: the slots some miniature holds
+	mask  uint64   // a request is sampled when its spread hash & mask == 0
+	cur   uint16   // the slot of the request being fed
+	seen  int      // sampled requests in this epoch
 	epoch int
 	best  int
 }
@@ -173,7 +173,7 @@ func newMiniSim(limit uint64, seed uint64) *miniSim {
 		// entries do (measured: a cache of 1,000 entries with its
 		// miniatures started holds about 380 sampled keys).
 		slots: make([]miniKey, 1, 64),
-		keys:  make(map[uint64]uint16)}
+		keys:  newKeyTable()}
 	m.sketch.init(sketchCapacity(capacity, false), sketchPeriod(false))
 	for i, share := range miniWindows {
 		mi := &m.minis[i]
@@ -227,7 +227,7 @@ func (m *miniSim) record(h uint64) bool {
 
 // request feeds a sampled request for h to every miniature.
 func (m *miniSim) request(h uint64) {
-	k := m.keys[h]
+	k := m.keys.get(h, m.slots)
 	m.sketch.increment(h)
 	// The miniatures have one size and admit everything until full, so
 	// they fill together: the first one stands for all.
@@ -241,8 +241,8 @@ func (m *miniSim) request(h uint64) {
 			k = uint16(len(m.slots))
 			m.slots = append(m.slots, miniKey{})
 		}
-		m.keys[h] = k
 		m.slots[k].hash = h
+		m.keys.put(k, m.slots)
 	}
 	m.cur = k
 	for i := range m.minis {
@@ -260,7 +260,7 @@ func (m *miniSim) request(h uint64) {
 
 // release returns slot k, which no miniature holds any more.
 func (m *miniSim) release(k uint16) {
-	delete(m.keys, m.slots[k].hash)
+	m.keys.remove(k, m.slots)
 	m.free = append(m.free, k)
 }
 

@@ -341,7 +341,7 @@ func TestMiniSimSharingIsExact(t *testing.T) {
 					max, miniWindows[i], mi.hits, mi.score, r.hits, r.score)
 			}
 			held := 0
-			for h, k := range m.keys {
+			for h, k := range m.keys.all(m.slots) {
 				if q := m.slots[k].queue(i); q != 0 {
 					held++
 					if n := r.nodes[h]; n == nil {
@@ -355,19 +355,19 @@ func TestMiniSimSharingIsExact(t *testing.T) {
 				t.Errorf("max %d, share %v: holds %d keys, alone %d", max, miniWindows[i], held, len(r.nodes))
 			}
 		}
-		for h, k := range m.keys {
+		for h, k := range m.keys.all(m.slots) {
 			if m.slots[k].queues == 0 {
 				t.Errorf("max %d: key %x held by no miniature is still in the table", max, h)
 			}
 		}
 		// Every slot but the unused first is either some key's or free.
 		for _, k := range m.free {
-			if s := m.slots[k]; s.queues != 0 || m.keys[s.hash] == k {
+			if s := m.slots[k]; s.queues != 0 || m.keys.get(s.hash, m.slots) == k {
 				t.Errorf("max %d: free slot %d is held (queues %b) or in the table", max, k, s.queues)
 			}
 		}
-		if len(m.keys)+len(m.free)+1 != len(m.slots) {
-			t.Errorf("max %d: %d keys and %d free slots, %d slots", max, len(m.keys), len(m.free), len(m.slots))
+		if m.keys.len()+len(m.free)+1 != len(m.slots) {
+			t.Errorf("max %d: %d keys and %d free slots, %d slots", max, m.keys.len(), len(m.free), len(m.slots))
 		}
 	}
 }
