@@ -89,6 +89,9 @@ type cache[K comparable, V any] struct {
 	_       [64]byte
 	mu      sync.Mutex // the maintenance lock: guards the fields below
 	policy  policy.Policy
+	warmer  policy.Warmer // the policy, if it is one (see popWrites)
+	batch   [writeChunk]event[K, V]
+	warmSum uint64 // see policy.Warmer
 	wheel   *wheel.Wheel
 	pending []removal[K, V]
 	// victims holds the entries that maintenance took out of the policy and
@@ -235,6 +238,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		}
 		c.bounded = true
 		c.policy = p
+		c.warmer, _ = p.(policy.Warmer)
 	}
 	c.wheel = wheel.New(0)
 	if c.defaultTTL > 0 {
@@ -828,13 +832,17 @@ func (c *cache[K, V]) maintainLocked() {
 	// Apply at most one queue's worth of writes, evicting as we go, so that
 	// writers refilling the queue meanwhile cannot push the cache further
 	// past its bound than the queue holds.
-	for i := range c.writes.Cap() {
-		ev, ok := c.writes.Pop()
-		if !ok {
+	for n := c.writes.Cap(); n > 0; {
+		k := c.popWrites(min(n, writeChunk))
+		n -= k
+		for i := range k {
+			c.applyWrite(c.batch[i])
+		}
+		clear(c.batch[:k])
+		if k < writeChunk {
 			break
 		}
-		c.applyWrite(ev)
-		if c.bounded && i%64 == 63 {
+		if c.bounded {
 			c.evict()
 		}
 	}
@@ -845,6 +853,44 @@ func (c *cache[K, V]) maintainLocked() {
 			c.recordReads.Store(true)
 		}
 	}
+}
+
+// writeChunk is the number of write records a maintenance pass takes from
+// the queue at a time: it applies them, then evicts down to the bound.
+const writeChunk = 64
+
+// popWrites moves up to n write records from the queue to c.batch and
+// returns how many. If the policy is a Warmer, it first reads ahead what
+// applying them and evicting after them will read (for TinyLFU, the
+// sketch blocks of the written entries and of the next victims). Measured
+// with bench/cmd/throughput (cachekit alone, runs with and without it
+// alternating, 2 and 8 goroutines): the evicting uniform workload at 100%
+// and 90% reads gained 6.5% (median of 5 pairs, 4 ahead), the evicting
+// Zipf one at 100%, 90% and 50% reads 7% (4 pairs, all ahead). The caller
+// holds c.mu.
+func (c *cache[K, V]) popWrites(n int) int {
+	k := 0
+	for ; k < n; k++ {
+		ev, ok := c.writes.Pop()
+		if !ok {
+			break
+		}
+		c.batch[k] = ev
+	}
+	if c.warmer == nil || k == 0 {
+		return k
+	}
+	var sum uint64
+	for i := range k {
+		if ev := c.batch[i]; ev.old != ev.e {
+			sum += c.warmer.Warm(&ev.e.Node)
+		}
+	}
+	if c.policy.Weight() >= c.maxWeight {
+		sum += c.warmer.WarmVictims(k)
+	}
+	c.warmSum += sum
+	return k
 }
 
 // applyRead tells the policy about a read of e, if e is tracked. An entry

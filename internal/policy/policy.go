@@ -32,3 +32,17 @@ type Policy interface {
 	// Max returns the maximum weight.
 	Max() uint64
 }
+
+// Warmer is implemented by policies that can read ahead the memory their
+// next operations will need, so that a caller about to apply a batch can
+// have the processor fetch it all at once: the reads are independent, and
+// their cache misses overlap, where applying the batch one operation at a
+// time would wait for each in turn. Neither method changes the policy;
+// each returns a value computed from what it read, which the caller keeps
+// (so that the reads are not optimised away) and otherwise ignores.
+type Warmer interface {
+	// Warm reads what Add(n) will read.
+	Warm(n *node.Node) uint64
+	// WarmVictims reads what choosing the next k victims will read.
+	WarmVictims(k int) uint64
+}

@@ -418,3 +418,51 @@ func TestMiniaturesStartAtAQuarter(t *testing.T) {
 		t.Fatal("a weighted TinyLFU has miniatures")
 	}
 }
+
+// TestWarmChangesNothing replays one random sequence through two TinyLFUs,
+// one of them warmed before every Add and every eviction as the cache
+// warms it, and checks that both evict the same keys in the same order, and
+// that warming read counters (words of the sketch, not all zero).
+func TestWarmChangesNothing(t *testing.T) {
+	const max, seed = 2 * warmMinWords, 5
+	t.Logf("seed %d", seed)
+	plain := NewTinyLFU(max, false, 1, node.KeyedHash)
+	warmed := NewTinyLFU(max, false, 1, node.KeyedHash)
+	if len(plain.sketch.table) < warmMinWords {
+		t.Fatalf("sketch of %d words: too small to warm", len(plain.sketch.table))
+	}
+	rng := rand.New(rand.NewPCG(seed, seed))
+	nodes := [2]map[uint64]*node.Node{{}, {}}
+	var sum uint64
+	evicted := 0
+	for i := range 6 * max {
+		h := mix.Mix(rng.Uint64N(4 * max))
+		for j, p := range []*TinyLFU{plain, warmed} {
+			if n := nodes[j][h]; n != nil {
+				p.Access(n)
+				continue
+			}
+			n := node.NewKeyed(h, 1)
+			nodes[j][h] = n
+			if p == warmed {
+				sum += p.Warm(n) + p.WarmVictims(8)
+			}
+			p.Add(n)
+		}
+		for {
+			a, b := plain.Evict(), warmed.Evict()
+			if (a == nil) != (b == nil) || a != nil && node.KeyedHash(a) != node.KeyedHash(b) {
+				t.Fatalf("request %d: evicted %v and, warmed, %v", i, a, b)
+			}
+			if a == nil {
+				break
+			}
+			evicted++
+			delete(nodes[0], node.KeyedHash(a))
+			delete(nodes[1], node.KeyedHash(b))
+		}
+	}
+	if evicted == 0 || sum == 0 {
+		t.Fatalf("%d evictions, warm sum %d: the replay did not exercise eviction and warming", evicted, sum)
+	}
+}

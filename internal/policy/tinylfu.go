@@ -287,6 +287,38 @@ func (p *TinyLFU) Access(n *node.Node) {
 	p.adapt(h)
 }
 
+// Warm implements Warmer: it reads n's block of the sketch, which Add
+// increments. Once the sketch outgrows the CPU's caches that block is
+// usually a cache miss, and so is each victim's (see WarmVictims); below
+// warmMinWords it is not, and Warm reads nothing rather than hash a key
+// twice for nothing.
+func (p *TinyLFU) Warm(n *node.Node) uint64 {
+	if len(p.sketch.table) < warmMinWords {
+		return 0
+	}
+	b, _ := p.sketch.block(p.hash(n))
+	return p.sketch.table[b]
+}
+
+// WarmVictims implements Warmer: it reads the sketch blocks of the first k
+// entries of probation, the next victims, whose frequencies admit
+// compares with the candidates'.
+func (p *TinyLFU) WarmVictims(k int) uint64 {
+	if len(p.sketch.table) < warmMinWords {
+		return 0
+	}
+	var sum uint64
+	for n := p.probation.Front(); n != nil && k > 0; n, k = n.Next(), k-1 {
+		b, _ := p.sketch.block(p.hash(n))
+		sum += p.sketch.table[b]
+	}
+	return sum
+}
+
+// warmMinWords is the smallest sketch (in words: 256 kB, for 32,768
+// entries or more) for which Warm reads ahead.
+const warmMinWords = 1 << 15
+
 // touch reorders n after a read or a write.
 func (p *TinyLFU) touch(n *node.Node) {
 	switch n.Queue {
