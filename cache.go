@@ -591,21 +591,26 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 		if old := s.get(key, hash); old != nil && old.Tag&tagTimed == 0 && old.Weight == w {
 			prev := c.swap(old, value)
 			s.mu.Unlock()
-			c.count(statSets, p)
-			c.count(statReplaced, p)
+			// For the policy the Set is an access, queued like a read's.
+			// One counter stands for the Set, the replacement and whether
+			// it was queued (Stats takes a queued one off the read
+			// buffer's count of hits): one atomic add instead of three.
+			r, rec := buffer.Full, c.recordReads.Load()
+			if rec {
+				r = c.reads.Add(old, c.stripe(p))
+			}
+			if r == buffer.Added {
+				c.count(statInPlaceQueued, p)
+			} else {
+				c.count(statInPlace, p)
+			}
 			// Report before running maintenance, which may evict the new
 			// value, so that one key's removals stay in order.
 			if c.onEvict != nil {
 				c.onEvict(key, prev, CauseReplaced)
 			}
-			if c.recordReads.Load() {
-				switch c.reads.Add(old, c.stripe(p)) {
-				case buffer.Added:
-					// Not a hit: Stats takes it off the buffer's count.
-					c.count(statQueuedSets, p)
-				case buffer.Full:
-					c.readerPass()
-				}
+			if r == buffer.Full && rec {
+				c.readerPass()
 			}
 			return true
 		}

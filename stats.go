@@ -10,8 +10,11 @@ const (
 	statSets
 	statDeleted
 	statReplaced
-	statExpired    // removed by a caller's operation after expiring
-	statQueuedSets // in-place Sets queued in the read buffer (not hits)
+	statExpired // removed by a caller's operation after expiring
+	// In-place Sets (a Set and a replacement each) that were queued in the
+	// read buffer, which counts them with the hits, and that were not.
+	statInPlaceQueued
+	statInPlace
 	numStats
 )
 
@@ -82,14 +85,15 @@ func (h *Cache[K, V]) Stats() Stats {
 	// queued there, plus the hits counted aside. Each in-place Set is
 	// counted after it is queued, so reading its count first can only
 	// over-count for a moment, never wrap below zero.
-	queuedSets := c.sum(statQueuedSets)
+	queuedSets := c.sum(statInPlaceQueued)
+	inPlace := queuedSets + c.sum(statInPlace)
 	s := Stats{
 		Hits:     c.reads.Added() - queuedSets + c.reads.Count(),
 		Misses:   c.sum(statMisses),
-		Sets:     c.sum(statSets),
+		Sets:     c.sum(statSets) + inPlace,
 		Expired:  c.sum(statExpired),
 		Deleted:  c.sum(statDeleted),
-		Replaced: c.sum(statReplaced),
+		Replaced: c.sum(statReplaced) + inPlace,
 		Entries:  h.Len(),
 	}
 	s.Evicted = c.evictions[CauseCapacity].Load()
