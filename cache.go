@@ -871,8 +871,7 @@ const writeChunk = 64
 // with bench/cmd/throughput (cachekit alone, runs with and without it
 // alternating; evict-uniform and evict-zipf at 100% and 90% reads, 2 and 8
 // goroutines): the geometric mean of the eight cells' throughput ratios
-// was 1.001 to 1.109 over 6 pairs, median 1.068. The caller
-// holds c.mu.
+// was 1.001 to 1.109 over 6 pairs, median 1.068. The caller holds c.mu.
 func (c *cache[K, V]) popWrites(n int) int {
 	k := 0
 	for ; k < n; k++ {
