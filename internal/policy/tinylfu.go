@@ -309,8 +309,7 @@ func (p *TinyLFU) WarmVictims(k int) uint64 {
 	}
 	var sum uint64
 	for n := p.probation.Front(); n != nil && k > 0; n, k = n.Next(), k-1 {
-		b, _ := p.sketch.block(p.hash(n))
-		sum += p.sketch.table[b]
+		sum += p.Warm(n)
 	}
 	return sum
 }
