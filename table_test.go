@@ -3,6 +3,7 @@ package cachekit
 import (
 	"github.com/cachekit/cachekit/internal/mix"
 	"math/rand/v2"
+	"sync/atomic"
 	"testing"
 )
 
@@ -109,7 +110,7 @@ func TestProbeStopsAfterOneLap(t *testing.T) {
 		}
 		return h
 	}
-	var s segment[uint64, int]
+	s := segment[uint64, int]{tab: new(atomic.Pointer[table[uint64, int]])}
 	s.tab.Store(tab)
 	put := func(k uint64) {
 		s.disp += tab.insert(newEntry[uint64, int](k, 0), hash(k))
@@ -147,6 +148,28 @@ func TestProbeStopsAfterOneLap(t *testing.T) {
 		}
 		if gi, _ := tab.find(k, hash(k)); gi >= 0 {
 			t.Errorf("find(%d) = group %d for an absent key", k, gi)
+		}
+	}
+}
+
+// TestSegments pins how many segments a cache gets: 16 for small caches,
+// up to 32 per processor for large or unbounded ones, never fewer than
+// minSegmentEntries entries of the bound per segment beyond the first 16.
+func TestSegments(t *testing.T) {
+	for _, c := range []struct{ maxEntries, procs, want int }{
+		{1000, 2, 16},
+		{16383, 2, 16},
+		{16384, 2, 32},
+		{32768, 2, 64},
+		{1 << 20, 2, 64},
+		{0, 2, 64},
+		{0, 1, 32},
+		{100_000, 64, 128},
+		{0, 64, 1024},
+		{1 << 30, 64, 1024},
+	} {
+		if got := segments(c.maxEntries, c.procs); got != c.want {
+			t.Errorf("segments(%d, %d) = %d, want %d", c.maxEntries, c.procs, got, c.want)
 		}
 	}
 }
