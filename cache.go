@@ -726,11 +726,21 @@ func (c *cache[K, V]) removed(e *entry[K, V], cause Cause, p uint64) {
 	}
 }
 
-// afterWrite queues ev for the policy. Maintenance runs once enough
-// records have piled up (writeBatch), so that writers share its cost; the
-// background goroutine applies the rest within a tick.
+// afterWrite queues ev for the policy. Every writeBatch-th record makes
+// its writer run maintenance (unless a pass is underway), so that writers
+// share its cost; the background goroutine applies the rest within a
+// tick. Counting by the record's position rather than by the queue's
+// length spares every writer a read of the queue's head, a cache line
+// that the maintenance pass writes at every record it takes.
 func (c *cache[K, V]) afterWrite(ev event[K, V]) {
-	for !c.writes.Push(ev) {
+	for {
+		pos, ok := c.writes.PushAt(ev)
+		if ok {
+			if (pos+1)%uint64(c.writeBatch) == 0 {
+				c.maintain(false)
+			}
+			return
+		}
 		// The queue is full: drain it rather than drop a write. If another
 		// goroutine is draining it, yield to it rather than sleep on the
 		// lock: a sleeping writer leaves its core idle while the drain
@@ -738,9 +748,6 @@ func (c *cache[K, V]) afterWrite(ev event[K, V]) {
 		if !c.maintain(false) {
 			runtime.Gosched()
 		}
-	}
-	if c.writes.Len() >= c.writeBatch {
-		c.maintain(false)
 	}
 }
 
@@ -815,6 +822,9 @@ func (c *cache[K, V]) dropVictims(vb *victimBuf[K, V], pend []removal[K, V]) []r
 		warm += t.groups[t.home(h)].ctrl.Load()
 	}
 	vb.warm = warm
+	// Counted once per cause at the end: the counters are shared by every
+	// goroutine that drops victims.
+	var evicted [numCauses]uint64
 	for _, v := range vb.vs {
 		e, h := v.e, v.h
 		s := c.segment(h)
@@ -825,9 +835,14 @@ func (c *cache[K, V]) dropVictims(vb *victimBuf[K, V], pend []removal[K, V]) []r
 			// A caller removed or replaced it first and reports it.
 			continue
 		}
-		c.evictions[v.cause].Add(1)
+		evicted[v.cause]++
 		if c.onEvict != nil {
 			pend = append(pend, removal[K, V]{e.key, c.load(e), v.cause})
+		}
+	}
+	for cause, n := range evicted {
+		if n > 0 {
+			c.evictions[cause].Add(n)
 		}
 	}
 	c.dropping.Add(-1)

@@ -6,6 +6,29 @@ import (
 	"testing"
 )
 
+// TestQueuePushAtCountsPositions checks that PushAt numbers the pushes
+// from 0 across laps of the ring, and that a refused push takes no
+// position.
+func TestQueuePushAtCountsPositions(t *testing.T) {
+	q := NewQueue[int](4)
+	want := uint64(0)
+	for lap := range 3 {
+		for i := range 4 {
+			pos, ok := q.PushAt(i)
+			if !ok || pos != want {
+				t.Fatalf("lap %d: PushAt = %d, %v; want %d, true", lap, pos, ok, want)
+			}
+			want++
+		}
+		if _, ok := q.PushAt(-1); ok {
+			t.Fatalf("lap %d: PushAt into a full queue accepted", lap)
+		}
+		for range 4 {
+			q.Pop()
+		}
+	}
+}
+
 func TestQueueFIFOAndFull(t *testing.T) {
 	q := NewQueue[int](5) // rounds up to 8
 	if q.Cap() != 8 {

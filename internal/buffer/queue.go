@@ -40,6 +40,13 @@ func (q *Queue[T]) Cap() int { return len(q.cells) }
 
 // Push appends v and reports true, or reports false if the queue is full.
 func (q *Queue[T]) Push(v T) bool {
+	_, ok := q.PushAt(v)
+	return ok
+}
+
+// PushAt is Push that also returns v's position: the number of elements
+// pushed before it since the queue was made.
+func (q *Queue[T]) PushAt(v T) (uint64, bool) {
 	for {
 		pos := q.tail.Load()
 		c := &q.cells[pos&q.mask]
@@ -49,10 +56,10 @@ func (q *Queue[T]) Push(v T) bool {
 			if q.tail.CompareAndSwap(pos, pos+1) {
 				c.val = v
 				c.seq.Store(pos + 1)
-				return true
+				return pos, true
 			}
 		case seq < pos:
-			return false // the cell still holds an element from a lap ago
+			return 0, false // the cell still holds an element from a lap ago
 		}
 		// seq > pos: another producer took this position; retry.
 	}
