@@ -239,7 +239,7 @@ func (m *miniSim) request(h uint64) {
 			k, m.free = m.free[n-1], m.free[:n-1]
 		} else {
 			k = uint16(len(m.slots))
-			m.slots = appendSlot(m.slots)
+			m.slots = append(m.slots, miniKey{})
 		}
 		m.slots[k].hash = h
 		m.keys.put(k, m.slots)
@@ -256,21 +256,6 @@ func (m *miniSim) request(h uint64) {
 	if m.slots[k].queues == 0 {
 		m.release(k)
 	}
-}
-
-// appendSlot appends a zero slot to slots, growing it by a quarter when
-// it is full rather than by append's doubling: the slots are most of the
-// miniatures' memory, and the keys they hold level off soon after the
-// cache fills (a cache of 1,000 entries: about 380 slots after the fill,
-// which append would hold in an array of 585, a quarter more at a time in
-// one of 400 to 480).
-func appendSlot(slots []miniKey) []miniKey {
-	if len(slots) == cap(slots) {
-		grown := make([]miniKey, len(slots), len(slots)+max(16, len(slots)/4))
-		copy(grown, slots)
-		slots = grown
-	}
-	return append(slots, miniKey{})
 }
 
 // release returns slot k, which no miniature holds any more.
