@@ -3,6 +3,7 @@ package policy
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // TestKeyTableMatchesMap drives a keyTable and a map with the same random
@@ -65,5 +66,34 @@ func TestKeyTableMatchesMap(t *testing.T) {
 		if 2*kt.len() > len(kt.cells) {
 			t.Errorf("space %d: %d keys in %d cells: more than half full", space, kt.len(), len(kt.cells))
 		}
+	}
+}
+
+// TestAppendSlotFillsPages checks that the miniatures' slot array keeps
+// its slots in order as it grows, and that once it passes a page its
+// capacity is a whole number of pages in bytes, so that it fills the
+// allocator's span.
+func TestAppendSlotFillsPages(t *testing.T) {
+	size := int(unsafe.Sizeof(miniKey{}))
+	var slots []miniKey
+	lastCap := -1
+	for i := range 5000 {
+		slots = appendSlot(slots)
+		slots[i].hash = uint64(i)
+		if c := cap(slots); c != lastCap {
+			lastCap = c
+			// Whole pages, but for less than a slot of slack.
+			if bytes := c * size; len(slots) > 8192/size && bytes%8192 != 0 && 8192-bytes%8192 >= size {
+				t.Fatalf("at %d slots: capacity %d slots = %d bytes, not whole pages", len(slots), c, bytes)
+			}
+		}
+	}
+	for i := range slots {
+		if slots[i].hash != uint64(i) {
+			t.Fatalf("slot %d holds %d after growing", i, slots[i].hash)
+		}
+	}
+	if lastCap > 5000*5/4+8192/size {
+		t.Errorf("capacity %d for 5000 slots: grew by more than a quarter and a page", lastCap)
 	}
 }
