@@ -144,7 +144,7 @@ func (g *group[K, V]) addOverflow(d int) {
 // place, going from 16 to 64 segments cost hits 3%). The first of the
 // segment's two lines is set up once, the second is written by every write.
 type segment[K comparable, V any] struct {
-	tab *atomic.Pointer[table[K, V]] // in cache.tabs; set before init
+	tab *atomic.Pointer[table[K, V]] // in cache.tabs, set before init (else init makes one)
 	// floor is the size of the first table (Options.InitialCapacity):
 	// removals never shrink the table below it. limit, if not 0, is the
 	// size that holds the segment's share of a cache bounded by entry
