@@ -1,6 +1,9 @@
 package policy
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 // Window sizing by miniature simulation.
 //
@@ -9,9 +12,10 @@ import "unsafe"
 // climbing towards it one step per sample period, miniSim measures it: it
 // feeds a spatial sample of the keys (those whose hash falls in 1/rate of
 // the hash space, as in SHARDS) to a few small TinyLFU caches of
-// capacity max/rate, each with a fixed window share, and every epoch points
-// the real cache's window at the share whose miniature hit most, with
-// older epochs' hits decaying by half each epoch. A spatial sample of the
+// capacity max/rate (a little less: see sampleMargin), each with a fixed
+// window share, and every epoch points the real cache's window at the
+// share whose miniature hit most, with older epochs' hits decaying by half
+// each epoch. A spatial sample of the
 // keys preserves each key's whole access pattern, so a miniature cache sees
 // what a full-size one would, at 1/rate of the cost.
 
@@ -167,7 +171,9 @@ func newMiniSim(limit uint64, seed uint64) *miniSim {
 		rate *= 2
 	}
 	capacity := max(limit/rate, 1)
-	m := &miniSim{mask: rate - 1, epoch: miniEpoch * int(capacity), best: miniStart,
+	epoch := miniEpoch * int(capacity)
+	capacity -= sampleMargin(capacity, rate)
+	m := &miniSim{mask: rate - 1, epoch: epoch, best: miniStart,
 		capacity: int(capacity),
 		fill:     newFillAger(rate), // age as the full-size cache does while filling
 		// Both grow with the keys sampled: sized for the most they
@@ -187,6 +193,41 @@ func newMiniSim(limit uint64, seed uint64) *miniSim {
 		}
 	}
 	return m
+}
+
+// sampleMargin returns how many entries a miniature of capacity entries,
+// fed 1/rate of the keys, is made smaller than that: two standard
+// deviations of the number of sampled keys among capacity × rate keys.
+//
+// A spatial sample takes each key with probability 1/rate, so a working
+// set as large as the cache puts a binomial number of keys in the sample,
+// capacity give or take sqrt(capacity × (1 − 1/rate)): 16 for a cache of
+// 1,000 entries (rate 2), 24 for 10,000 (rate 16), 4 to 5% of the
+// miniature. The errors do not cost alike. A loop just longer than the
+// cache whose sample happens to fit the miniatures makes every share look
+// perfect, and a large window then wins on the first lap (it admits the
+// loop's keys at once): the cache follows it and misses every request of
+// the loop, as LRU does. A working set just smaller than the cache whose
+// sample happens not to fit costs little: the miniatures favour a small
+// window, which holds a loop or a frequency-skewed set as well. So the
+// miniatures model a cache smaller by two deviations: in about 2% of
+// samples a set just over the cache still fits them, instead of half.
+//
+// Measured with TestSuite over eight hash seeds (seeds 0-7, mean hit ratio
+// / points below the best peer − 0.1 per run): without the margin 49.18 /
+// 14.12, mixed at 1,000 entries (a loop of 1,011 keys between two recency
+// phases) at 11.7% for two seeds of eight; one deviation 49.51 / 14.00, two
+// 49.52 / 13.25, three 49.52 / 13.75. On seeds 8-15, not used to choose:
+// 48.70 / 15.12 without, 49.50 / 13.88 with two (mixed at 1,000: mean
+// 35.14 → 74.43; lirs-loop at 1,000: 98.07 → 98.61). No other point moved
+// by more than a few tenths. Without sampling (rate 1) there is no error
+// and no margin.
+func sampleMargin(capacity, rate uint64) uint64 {
+	if rate == 1 {
+		return 0
+	}
+	sd := math.Sqrt(float64(capacity) * (1 - 1/float64(rate)))
+	return uint64(math.Ceil(2 * sd))
 }
 
 // share returns the window share the miniatures currently recommend.

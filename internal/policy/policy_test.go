@@ -466,3 +466,65 @@ func TestWarmChangesNothing(t *testing.T) {
 		t.Fatalf("%d evictions, warm sum %d: the replay did not exercise eviction and warming", evicted, sum)
 	}
 }
+
+// A loop just longer than the cache, after a phase where a large window
+// wins, must bring the window back down whatever the keys' hashes: the
+// miniatures see a sample of the loop, which fits them in about half of
+// the samples unless they are made smaller than their share of the cache
+// (sampleMargin). Without the margin, 5 of these 16 seeds left the cache
+// with a large window, missing nearly every request of the loop.
+func TestMiniaturesSeeLoopJustOverCapacity(t *testing.T) {
+	const (
+		max   = 1000
+		loop  = max + max/90 // 1,011 keys
+		laps  = 40
+		phase = 100 * max
+	)
+	for seed := range uint64(16) {
+		salt := mix.Mix(seed*0x9e3779b97f4a7c15 + 1)
+		p := NewTinyLFU(max, false, 7, node.KeyedHash)
+		m := map[uint64]*node.Node{}
+		hit := func(k uint64) bool {
+			h := mix.Mix(k ^ salt)
+			if n, ok := m[h]; ok {
+				p.Access(n)
+				return true
+			}
+			n := node.NewKeyed(h, 1)
+			m[h] = n
+			p.Add(n)
+			for v := p.Evict(); v != nil; v = p.Evict() {
+				delete(m, node.KeyedHash(v))
+			}
+			return false
+		}
+		// Recency: new keys, every other one requested again 32
+		// requests later, then never. A window of 1% loses the
+		// second requests; 5% and more keep them.
+		next := uint64(1 << 40)
+		for i := 0; i < phase; i++ {
+			if i%2 == 1 && i >= 64 {
+				hit(next - 32)
+				continue
+			}
+			next++
+			hit(next)
+		}
+		window := p.WindowMax()
+		hits := 0
+		for lap := range laps {
+			for k := range uint64(loop) {
+				if hit(k) && lap >= laps-10 {
+					hits++
+				}
+			}
+		}
+		ratio := float64(hits) / (10 * loop)
+		t.Logf("seed %d: window %d after the recency phase, %d after the loop; the loop's last 10 laps hit %.3f",
+			seed, window, p.WindowMax(), ratio)
+		if ratio < 0.9 {
+			t.Errorf("seed %d: the loop's last laps hit %.3f, want at least 0.9 (window %d of %d)",
+				seed, ratio, p.WindowMax(), max)
+		}
+	}
+}
