@@ -15,9 +15,9 @@ import (
 // capacity max/rate (a little less: see sampleMargin), each with a fixed
 // window share, and every epoch points the real cache's window at the
 // share whose miniature hit most, with older epochs' hits decaying by half
-// each epoch. A spatial sample of the
-// keys preserves each key's whole access pattern, so a miniature cache sees
-// what a full-size one would, at 1/rate of the cost.
+// each epoch. A spatial sample of the keys preserves each key's whole
+// access pattern, so a miniature cache sees what a full-size one would, at
+// 1/rate of the cost.
 
 // miniWindows are the window shares the miniatures try: those from index
 // miniGhosted on also admit a refused candidate that comes back soon (see

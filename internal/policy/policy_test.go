@@ -498,8 +498,8 @@ func TestMiniaturesSeeLoopJustOverCapacity(t *testing.T) {
 			}
 			return false
 		}
-		// Recency: new keys, every other one requested again 32
-		// requests later, then never. A window of 1% loses the
+		// Recency: new keys, each requested again 64 requests (32
+		// other keys) later, then never. A window of 1% loses the
 		// second requests; 5% and more keep them.
 		next := uint64(1 << 40)
 		for i := 0; i < phase; i++ {
