@@ -1,10 +1,13 @@
 package cachekit
 
 import (
-	"github.com/cachekit/cachekit/internal/mix"
 	"math/rand/v2"
 	"sync/atomic"
 	"testing"
+	"unsafe"
+
+	"github.com/cachekit/cachekit/internal/buffer"
+	"github.com/cachekit/cachekit/internal/mix"
 )
 
 // missGroups returns how many groups of t a lookup of an absent key with
@@ -171,5 +174,36 @@ func TestSegments(t *testing.T) {
 		if got := segments(c.maxEntries, c.procs); got != c.want {
 			t.Errorf("segments(%d, %d) = %d, want %d", c.maxEntries, c.procs, got, c.want)
 		}
+	}
+}
+
+// The read-mostly objects that every Get reads fill a cache line each and
+// start one, so that nothing else sits on their line (see hotLine).
+func TestHotHeadersFillALine(t *testing.T) {
+	if n := unsafe.Sizeof(Cache[string, []byte]{}); n != hotLine {
+		t.Errorf("Cache handle: %d bytes, want %d", n, hotLine)
+	}
+	if n := unsafe.Sizeof(table[string, []byte]{}); n != hotLine {
+		t.Errorf("table header: %d bytes, want %d", n, hotLine)
+	}
+	if n := unsafe.Sizeof(*buffer.NewStriped[int](1)); n != hotLine {
+		t.Errorf("read buffer header: %d bytes, want %d", n, hotLine)
+	}
+	for i := range 8 {
+		c := Must(Options[int, int]{MaxEntries: 1000 + i})
+		for k := range 100 {
+			c.Set(k, k)
+		}
+		addrs := map[string]uintptr{
+			"Cache handle":       uintptr(unsafe.Pointer(c)),
+			"table header":       uintptr(unsafe.Pointer(c.c.table(0))),
+			"read buffer header": uintptr(unsafe.Pointer(c.c.reads)),
+		}
+		for name, a := range addrs {
+			if a%hotLine != 0 {
+				t.Errorf("cache %d: %s at %#x, not on a line boundary", i, name, a)
+			}
+		}
+		c.Close()
 	}
 }

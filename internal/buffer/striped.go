@@ -5,6 +5,7 @@ package buffer
 
 import (
 	"sync/atomic"
+	"unsafe"
 )
 
 // stripeSize is the number of slots in one stripe (a power of two).
@@ -45,10 +46,21 @@ const (
 // one goroutine at a time (the owner serialises it with a lock).
 // Elements may be dropped when a stripe is full or contended: it is meant
 // for access records, where losing a few is harmless.
+//
+// Every Add and Inc reads the header (the stripes and the mask), so it is
+// padded to a whole cache line: the allocator puts a 64-byte object alone
+// on a 64-byte-aligned line, where a 32-byte header shared its line with
+// whatever 32-byte object was allocated next to it, and every write to
+// that object took the line from every reader (hotLine, in the cache's
+// table.go, says what that cost).
 type Striped[T any] struct {
 	stripes []stripe[T]
 	mask    uint64
+	_       [cacheLine - sliceHeader - 8]byte
 }
+
+// sliceHeader is the size of a slice header.
+const sliceHeader = unsafe.Sizeof([]byte(nil))
 
 // NewStriped returns a buffer with n stripes, rounded up to a power of two.
 func NewStriped[T any](n int) *Striped[T] {
