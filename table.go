@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/cachekit/cachekit/internal/buffer"
 )
 
 // The index is a fixed array of segments, each an open-addressing hash
@@ -100,7 +102,7 @@ type table[K comparable, V any] struct {
 // header padded, none in 10 (6.8 to 8.0 ns), and with all three, none in
 // 12 (6.6 to 7.5 ns).
 // TestHotHeadersFillALine checks the sizes and the alignment.
-const hotLine = 64
+const hotLine = buffer.CacheLine
 
 // sliceHeader is the size of a slice header.
 const sliceHeader = unsafe.Sizeof([]byte(nil))

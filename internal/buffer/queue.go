@@ -7,11 +7,11 @@ import "sync/atomic"
 // concurrently from any goroutine; Pop only by one goroutine at a time.
 // Nothing is ever dropped: Push reports a full queue and the caller decides.
 type Queue[T any] struct {
-	_     [cacheLine]byte
+	_     [CacheLine]byte
 	tail  atomic.Uint64 // next position to push
-	_     [cacheLine - 8]byte
+	_     [CacheLine - 8]byte
 	head  atomic.Uint64 // next position to pop
-	_     [cacheLine - 8]byte
+	_     [CacheLine - 8]byte
 	cells []cell[T]
 	mask  uint64
 }

@@ -11,18 +11,20 @@ import (
 // stripeSize is the number of slots in one stripe (a power of two).
 const stripeSize = 16
 
-// cacheLine is the padding used to keep hot counters apart.
-const cacheLine = 64
+// CacheLine is the size of a CPU cache line: the padding that keeps hot
+// words apart, and the size of the read-mostly headers that must sit alone
+// on a line.
+const CacheLine = 64
 
 // stripe is a small ring: many producers claim slots with a CAS on tail,
 // one consumer (holding the owner's lock) advances head.
 type stripe[T any] struct {
 	head  atomic.Uint64
-	_     [cacheLine - 8]byte
+	_     [CacheLine - 8]byte
 	tail  atomic.Uint64 // 64 bits: Added sums it, so it must not wrap
 	count atomic.Uint64 // a free counter that rides on the producers' line
 	last  atomic.Uint64 // who counted last, sampled (see Sample)
-	_     [cacheLine - 24]byte
+	_     [CacheLine - 24]byte
 	slots [stripeSize]atomic.Pointer[T]
 }
 
@@ -56,7 +58,7 @@ const (
 type Striped[T any] struct {
 	stripes []stripe[T]
 	mask    uint64
-	_       [cacheLine - sliceHeader - 8]byte
+	_       [CacheLine - sliceHeader - 8]byte
 }
 
 // sliceHeader is the size of a slice header.
