@@ -13,6 +13,7 @@
 //	-ttl D           every entry's time to live (default 1h)
 //	-rounds N        rounds (default 3)
 //	-churn N         after the fill, N × entries further new pairs, measured again (default 2; 0: none)
+//	-min-total N     measure ceil(N / size) caches together at sizes below N (default 100000; 0: one)
 //	-md FILE, -json FILE, -chart-dir DIR, -from-json FILE, -note TEXT
 package main
 
@@ -43,6 +44,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	ttl := fs.Duration("ttl", time.Hour, "every entry's time to live")
 	rounds := fs.Int("rounds", 3, "rounds")
 	churn := fs.Int("churn", 2, "after the fill, set this many times N further pairs and measure again (bounded caches of Go values; 0: no churn)")
+	minTotal := fs.Int("min-total", 100_000, "at sizes below this, build ceil(min-total / size) caches in the process and measure them together (0: one cache per process)")
 	var out cli.Output
 	out.Flags(fs, false)
 	if err := cli.Parse(fs, args); err != nil {
@@ -59,11 +61,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if errors.As(err, &bad) {
 			return fmt.Errorf("-sizes: bad size %q", bad.Field)
 		}
-		if *rounds < 1 || *ttl < 0 || *churn < 0 {
-			return fmt.Errorf("-rounds must be positive, -ttl and -churn not negative")
+		if *rounds < 1 || *ttl < 0 || *churn < 0 || *minTotal < 0 {
+			return fmt.Errorf("-rounds must be positive, -ttl, -churn and -min-total not negative")
 		}
 		start := time.Now()
-		rep = footprint.Report{Header: out.Header("./bench/cmd/memory", args), Sizes: ss, TTL: report.ShortDuration(*ttl), Rounds: *rounds, Churn: *churn}
+		rep = footprint.Report{Header: out.Header("./bench/cmd/memory", args), Sizes: ss, TTL: report.ShortDuration(*ttl), Rounds: *rounds, Churn: *churn, MinTotal: *minTotal}
 		rep.Method = fmt.Sprintf("%d rounds; every cache and size in a fresh process; medians", *rounds)
 		var names []string
 		for _, i := range infos {
@@ -71,7 +73,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			rep.Caches = append(rep.Caches, i.Name)
 			rep.Configs = append(rep.Configs, i.Config)
 		}
-		rep.Results, err = footprint.Measure(footprint.Config{Caches: names, Sizes: ss, TTL: *ttl, Rounds: *rounds, Churn: *churn, Progress: stderr})
+		rep.Results, err = footprint.Measure(footprint.Config{Caches: names, Sizes: ss, TTL: *ttl, Rounds: *rounds, Churn: *churn, MinTotal: *minTotal, Progress: stderr})
 		if err != nil {
 			return err
 		}

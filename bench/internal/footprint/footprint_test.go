@@ -95,3 +95,38 @@ func TestRunJobRejects(t *testing.T) {
 		t.Error("an unknown cache ran")
 	}
 }
+
+// TestInstances checks that MinTotal makes small sizes build several
+// caches, and that RunJob measures them together: every instance holds
+// its entries, and the per-entry figures divide by all of them (a
+// cachekit Cache costs more than a map per entry, not K times more).
+func TestInstances(t *testing.T) {
+	cfg := Config{MinTotal: 10_000}
+	for _, c := range []struct{ size, want int }{{1_000, 10}, {3_000, 4}, {10_000, 1}, {20_000, 1}} {
+		if got := cfg.instances(c.size); got != c.want {
+			t.Errorf("instances(%d) = %d, want %d", c.size, got, c.want)
+		}
+	}
+	if got := (Config{}).instances(1_000); got != 1 {
+		t.Errorf("without MinTotal, instances(1000) = %d, want 1", got)
+	}
+	if _, err := RunJob(Job{Cache: "map", Entries: 1, Instances: -1}); err == nil {
+		t.Error("a job of negative instances ran")
+	}
+	one, err := RunJob(Job{Cache: "cachekit", Entries: 2_000, TTL: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := RunJob(Job{Cache: "cachekit", Entries: 2_000, TTL: time.Hour, Instances: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Instances != 8 || r.Held != 2_000 {
+		t.Errorf("8 instances: %+v", r)
+	}
+	// One cache of 2,000 entries is measured to within a few pages (8 kB
+	// each, 4 bytes per entry); eight together must come out near it.
+	if per, single := r.HeapPerEntry(), one.HeapPerEntry(); per <= PairBytes || per > single*1.25 || per < single*0.75 {
+		t.Errorf("8 instances: %.1f bytes per entry, one alone %.1f", per, single)
+	}
+}

@@ -20,6 +20,9 @@ type Report struct {
 	TTL     string   `json:"ttl"`
 	Rounds  int      `json:"rounds"`
 	Churn   int      `json:"churn,omitempty"` // see Config.Churn
+	// MinTotal is Config.MinTotal: sizes below it were measured as
+	// several caches together.
+	MinTotal int `json:"min_total,omitempty"`
 	Caches  []string `json:"caches"`
 	Configs []string `json:"configs"`
 	Results []Result `json:"results"`
@@ -49,7 +52,7 @@ func (r *Report) cell(cache string, size, churn int) (Cell, bool) {
 			held = append(held, float64(x.Held))
 			heap = append(heap, x.HeapPerEntry())
 			rss = append(rss, x.RSSPerEntry())
-			objs = append(objs, float64(x.Memory.HeapObjects)/float64(size))
+			objs = append(objs, x.ObjectsPerEntry())
 		}
 	}
 	if len(heap) == 0 {
@@ -179,6 +182,12 @@ func (r *Report) Markdown(chartFile string) string {
 		"with the benchmark's arrays, which exist before and after; for a byte cache, the 32 bytes it copies). Medians of %d rounds. "+
 		"A figure in brackets is the number of entries the cache actually held, when it held fewer than N.\n\n",
 		ttlText(r.TTL), PairBytes, r.Rounds)
+	if r.MinTotal > 0 && slices.ContainsFunc(r.Sizes, func(s int) bool { return s < r.MinTotal }) {
+		fmt.Fprintf(&b, "At sizes below %d entries, each process builds and fills ⌈%d / N⌉ caches of N entries, one after the other, and the growth is divided "+
+			"by all their entries: the heap grows by whole 8 kB pages and the allocator's spans fill unevenly, so a single cache of 1,000 entries is "+
+			"measured only to within about 8 bytes per entry (one page), and two runs of the same code differed by that much. "+
+			"What each cache allocates once per process rather than per instance, if anything, is shared among them.\n\n", r.MinTotal, r.MinTotal)
+	}
 	b.WriteString("## Go heap in use (`runtime.MemStats.HeapInuse`), bytes per entry\n\n")
 	b.WriteString("The measure otter publishes, for the caches of Go values. It does not see memory mapped outside the Go heap (fastcache's and bytecache's chunks), " +
 		"so the byte caches are only in the next table. In parentheses: as a multiple of cachekit's.\n\n")
