@@ -45,9 +45,9 @@ type Job struct {
 
 // Result is what a Job measured.
 type Result struct {
-	Cache   string        `json:"cache"`
-	Entries int           `json:"entries"`
-	Churn   int           `json:"churn,omitempty"`
+	Cache   string `json:"cache"`
+	Entries int    `json:"entries"`
+	Churn   int    `json:"churn,omitempty"`
 	// Instances is the number of caches measured together (0 means 1).
 	Instances int `json:"instances,omitempty"`
 	// Held is the number of the pairs that a cache held at the end: the

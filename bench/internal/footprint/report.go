@@ -16,16 +16,16 @@ import (
 // Report is a run with its circumstances: what memory.json holds.
 type Report struct {
 	report.Header
-	Sizes   []int    `json:"sizes"`
-	TTL     string   `json:"ttl"`
-	Rounds  int      `json:"rounds"`
-	Churn   int      `json:"churn,omitempty"` // see Config.Churn
+	Sizes  []int  `json:"sizes"`
+	TTL    string `json:"ttl"`
+	Rounds int    `json:"rounds"`
+	Churn  int    `json:"churn,omitempty"` // see Config.Churn
 	// MinTotal is Config.MinTotal: sizes below it were measured as
 	// several caches together.
-	MinTotal int `json:"min_total,omitempty"`
-	Caches  []string `json:"caches"`
-	Configs []string `json:"configs"`
-	Results []Result `json:"results"`
+	MinTotal int      `json:"min_total,omitempty"`
+	Caches   []string `json:"caches"`
+	Configs  []string `json:"configs"`
+	Results  []Result `json:"results"`
 }
 
 // Cell is a cache's medians at one size.
