@@ -155,12 +155,16 @@ func TestProbeStopsAfterOneLap(t *testing.T) {
 	}
 }
 
-// TestSegments pins how many segments a cache gets: 16 for small caches,
+// TestSegments pins how many segments a cache gets: 4 for small caches,
 // up to 32 per processor for large or unbounded ones, never fewer than
-// minSegmentEntries entries of the bound per segment beyond the first 16.
+// minSegmentEntries entries of the bound per segment beyond the first 4.
 func TestSegments(t *testing.T) {
 	for _, c := range []struct{ maxEntries, procs, want int }{
-		{1000, 2, 16},
+		{10, 2, 4},
+		{1000, 2, 4},
+		{4095, 2, 4},
+		{4096, 2, 8},
+		{8192, 2, 16},
 		{16383, 2, 16},
 		{16384, 2, 32},
 		{32768, 2, 64},
