@@ -18,10 +18,10 @@ func TestKeyTableMatchesMap(t *testing.T) {
 		slots := make([]miniKey, 1, 64)
 		var free []uint16
 		kt := newKeyTable()
-		want := make(map[uint64]uint16)
-		hashes := make([]uint64, space)
+		want := make(map[uint32]uint16)
+		hashes := make([]uint32, space)
 		for i := range hashes {
-			hashes[i] = r.Uint64()
+			hashes[i] = r.Uint32()
 		}
 		for step := range 20 * space {
 			h := hashes[r.IntN(space)]
@@ -37,7 +37,7 @@ func TestKeyTableMatchesMap(t *testing.T) {
 					k = uint16(len(slots))
 					slots = append(slots, miniKey{})
 				}
-				slots[k].hash = h
+				slots[k].id = h
 				kt.put(k, slots)
 				want[h] = k
 			}
@@ -53,9 +53,10 @@ func TestKeyTableMatchesMap(t *testing.T) {
 				}
 			}
 			n := 0
-			for h, k := range kt.all(slots) {
+			for hash, k := range kt.all(slots) {
 				n++
-				if want[h] != k {
+				h := slots[k].id
+				if want[h] != k || hash != sampleHash(uint64(h)<<32) {
 					t.Fatalf("space %d, step %d: all yields %x → %d, want %d", space, step, h, k, want[h])
 				}
 			}
@@ -79,7 +80,7 @@ func TestAppendSlotFillsPages(t *testing.T) {
 	lastCap := -1
 	for i := range 5000 {
 		slots = appendSlot(slots)
-		slots[i].hash = uint64(i)
+		slots[i].id = uint32(i)
 		if c := cap(slots); c != lastCap {
 			lastCap = c
 			// Whole pages, but for less than a slot of slack.
@@ -89,8 +90,8 @@ func TestAppendSlotFillsPages(t *testing.T) {
 		}
 	}
 	for i := range slots {
-		if slots[i].hash != uint64(i) {
-			t.Fatalf("slot %d holds %d after growing", i, slots[i].hash)
+		if slots[i].id != uint32(i) {
+			t.Fatalf("slot %d holds %d after growing", i, slots[i].id)
 		}
 	}
 	if lastCap > 5000*5/4+8192/size {

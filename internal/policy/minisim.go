@@ -3,6 +3,8 @@ package policy
 import (
 	"math"
 	"unsafe"
+
+	"github.com/cachekit/cachekit/internal/mix"
 )
 
 // Window sizing by miniature simulation.
@@ -88,7 +90,7 @@ const (
 // what a fixed, unweighted, passive cache needs, and stored compactly:
 // its queues link slots by 16-bit index instead of by pointer, and a slot
 // keeps which queue holds it in two bits per miniature, so a sampled key
-// costs 56 bytes for all ten miniatures instead of a 24-byte node for each
+// costs 48 bytes for all ten miniatures instead of a 24-byte node for each
 // (256 bytes). TestMiniSimSharingIsExact checks that each
 // miniature hits, admits and evicts exactly as a TinyLFU of its own would:
 // a change to TinyLFU's queues or admission must be made here too.
@@ -98,15 +100,36 @@ type miniLink struct {
 	prev, next uint16
 }
 
-// miniKey is a slot: a sampled key's hash, its places in the miniatures'
+// miniKey is a slot: a sampled key's id, its places in the miniatures'
 // queues, and which queue of each miniature holds it, in two bits per
 // miniature (qWindow, qProbation or qProtected; 0: the miniature does not
-// hold the key). 56 bytes on 64-bit platforms.
+// hold the key). 48 bytes.
+//
+// The id is the top half of the key's hash, and the miniatures' sketch and
+// ghost filters see the id spread back over 64 bits (hash), not the key's
+// own hash: a 64-bit hash took 8 bytes more per slot, and with padding 56
+// bytes instead of 48, for a few hundred to a few thousand sampled keys
+// (a cache of 1,000 entries holds about 400 slots after its fill and
+// about 1,000 under churn). Two sampled keys share an id with probability
+// about n²/2³³ for n keys held at once: for the few thousand slots the
+// miniatures hold at most, one run in a thousand sees such a pair, and it
+// counts as one key in the miniatures only.
 type miniKey struct {
-	hash   uint64
-	links  [len(miniWindows)]miniLink
+	id     uint32
 	queues uint32
+	links  [len(miniWindows)]miniLink
 }
+
+// sampleID returns the id of a key of hash h.
+func sampleID(h uint64) uint32 { return uint32(h >> 32) }
+
+// hash returns the 64-bit hash that the miniatures' sketch and ghost
+// filters see for s's key: its id spread by a bijective mixer, so that
+// every bit depends on all of the id's.
+func (s *miniKey) hash() uint64 { return mix.Mix(uint64(s.id)) }
+
+// sampleHash returns what miniKey.hash returns for a key of hash h.
+func sampleHash(h uint64) uint64 { return mix.Mix(uint64(sampleID(h))) }
 
 // queue returns the queue of miniature i that holds slot s, or 0.
 func (s *miniKey) queue(i int) uint8 { return uint8(s.queues >> (2 * i) & 3) }
@@ -270,8 +293,9 @@ func (m *miniSim) record(h uint64) bool {
 
 // request feeds a sampled request for h to every miniature.
 func (m *miniSim) request(h uint64) {
-	k := m.keys.get(h, m.slots)
-	m.sketch.increment(h)
+	id := sampleID(h)
+	k := m.keys.get(id, m.slots)
+	m.sketch.increment(sampleHash(h))
 	// The miniatures have one size and admit everything until full, so
 	// they fill together: the first one stands for all.
 	if first := &m.minis[0]; (k == 0 || !m.slots[k].held(0)) && first.len() < m.capacity {
@@ -284,7 +308,7 @@ func (m *miniSim) request(h uint64) {
 			k = uint16(len(m.slots))
 			m.slots = appendSlot(m.slots)
 		}
-		m.slots[k].hash = h
+		m.slots[k].id = id
 		m.keys.put(k, m.slots)
 	}
 	m.cur = k
@@ -446,9 +470,9 @@ func (m *miniSim) access(i int, k uint16) {
 // TinyLFU.admit does.
 func (m *miniSim) admit(i int, cand, victim uint16) bool {
 	mi := &m.minis[i]
-	ch := m.slots[cand].hash
+	ch := m.slots[cand].hash()
 	cf := m.sketch.estimate(ch)
-	if cf > m.sketch.estimate(m.slots[victim].hash) {
+	if cf > m.sketch.estimate(m.slots[victim].hash()) {
 		return true
 	}
 	if mi.ghost != nil {
