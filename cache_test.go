@@ -2210,6 +2210,39 @@ func TestStatsScripted(t *testing.T) {
 	})
 }
 
+// TestLoneReaderRecordsEveryRead checks that a goroutine reading alone
+// tells the policy about every hit: when its stripe of the read buffer is
+// full, the maintenance pass it runs empties the stripe, and the read is
+// queued after it instead of dropped. Only reads that find a pass already
+// underway are dropped. (Dropping one read in seventeen cost the real
+// Cache 0.8 point of hit ratio against the policy alone on a trace that
+// interleaves a Zipf stream with a loop larger than the cache.) In a
+// synctest bubble, so that the background goroutine never runs a pass
+// meanwhile.
+func TestLoneReaderRecordsEveryRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const max, reads = 100, 1000
+		c := Must(Options[int, int]{MaxEntries: max})
+		defer c.Close()
+		for k := range max {
+			c.Set(k, k)
+		}
+		c.settle() // past half full: reads are recorded from now on
+		queued := c.c.reads.Added()
+		for i := range reads {
+			if _, ok := c.Get(i % max); !ok {
+				t.Fatalf("Get(%d) missed", i%max)
+			}
+		}
+		if got := c.c.reads.Added() - queued; got != reads {
+			t.Errorf("%d of %d reads queued for the policy", got, reads)
+		}
+		if s := c.Stats(); s.Hits != reads {
+			t.Errorf("Stats.Hits = %d, want %d", s.Hits, reads)
+		}
+	})
+}
+
 // ---------------------------------------------------------------------------
 // 10. Allocations and benchmarks.
 
