@@ -640,22 +640,27 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 			// One counter stands for the Set, the replacement and whether
 			// it was queued (Stats takes a queued one off the read
 			// buffer's count of hits): one atomic add instead of three.
+			// If the stripe is full, the access is queued after the pass
+			// the writer then runs, as a reader's is (see afterRead), and
+			// counted then.
 			r, rec := buffer.Full, c.recordReads.Load()
 			if rec {
 				r = c.reads.Add(old, c.stripe(p))
 			}
-			if r == buffer.Added {
-				c.count(statInPlaceQueued, p)
-			} else {
-				c.count(statInPlace, p)
+			retry := rec && r == buffer.Full
+			if !retry {
+				c.countInPlace(r, p)
 			}
 			// Report before running maintenance, which may evict the new
 			// value, so that one key's removals stay in order.
 			if c.onEvict != nil {
 				c.onEvict(key, prev, CauseReplaced)
 			}
-			if r == buffer.Full && rec {
-				c.readerPass()
+			if retry {
+				if c.readerPass() {
+					r = c.reads.Add(old, c.stripe(p))
+				}
+				c.countInPlace(r, p)
 			}
 			return true
 		}
@@ -681,6 +686,16 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 		c.noteTTL()
 	}
 	return true
+}
+
+// countInPlace counts a Set that replaced a value in place, whose access
+// the read buffer took (r is buffer.Added) or not.
+func (c *cache[K, V]) countInPlace(r buffer.Result, p uint64) {
+	if r == buffer.Added {
+		c.count(statInPlaceQueued, p)
+	} else {
+		c.count(statInPlace, p)
+	}
 }
 
 // deadline returns the expiry time of an entry written now with ttl.

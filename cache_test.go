@@ -2211,14 +2211,14 @@ func TestStatsScripted(t *testing.T) {
 }
 
 // TestLoneReaderRecordsEveryRead checks that a goroutine reading alone
-// tells the policy about every hit: when its stripe of the read buffer is
-// full, the maintenance pass it runs empties the stripe, and the read is
-// queued after it instead of dropped. Only reads that find a pass already
-// underway are dropped. (Dropping one read in seventeen cost the real
-// Cache 0.8 point of hit ratio against the policy alone on a trace that
-// interleaves a Zipf stream with a loop larger than the cache.) In a
-// synctest bubble, so that the background goroutine never runs a pass
-// meanwhile.
+// (or replacing values in place) tells the policy about every access:
+// when its stripe of the read buffer is full, the maintenance pass it runs
+// empties the stripe, and the access is queued after it instead of
+// dropped. Only accesses that find a pass already underway are dropped.
+// (Dropping one read in seventeen cost the real Cache 0.8 point of hit
+// ratio against the policy alone on a trace that interleaves a Zipf
+// stream with a loop larger than the cache.) In a synctest bubble, so
+// that the background goroutine never runs a pass meanwhile.
 func TestLoneReaderRecordsEveryRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const max, reads = 100, 1000
@@ -2239,6 +2239,19 @@ func TestLoneReaderRecordsEveryRead(t *testing.T) {
 		}
 		if s := c.Stats(); s.Hits != reads {
 			t.Errorf("Stats.Hits = %d, want %d", s.Hits, reads)
+		}
+		// A Set that replaces a word-sized value in place is an access
+		// for the policy, queued the same way.
+		queued = c.c.reads.Added()
+		for i := range reads {
+			c.Set(i%max, -i)
+		}
+		if got := c.c.reads.Added() - queued; got != reads {
+			t.Errorf("%d of %d in-place Sets queued for the policy", got, reads)
+		}
+		want := Stats{Hits: reads, Sets: max + reads, Replaced: reads, Entries: max, Weight: max}
+		if s := c.Stats(); s != want {
+			t.Errorf("Stats = %+v\n          want %+v", s, want)
 		}
 	})
 }
