@@ -11,6 +11,7 @@
 #
 #   throughput   throughput.md, .json         (bench/run.sh, ~25 min)
 #   hitratio     hit-ratio.md, .json, charts  (bench/run-hitratio.sh, ~7 min)
+#   synthetic    hit-ratio-synthetic.md, .json, charts (bench/cmd/hitratio -synthetic, ~2 min)
 #   loading      loading.md                   (bench/cmd/stampede, ~1 min)
 #   visibility   visibility.md, .json, chart  (bench/cmd/visibility, ~2 min)
 #   articles     articles.md, .json, charts   (bench/cmd/articles, ~4 min)
@@ -29,7 +30,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 out=docs/benchmarks
 traces=${TRACES:-../shared/traces}
-all="throughput hitratio loading visibility articles replay memory gc bytecache tiered service"
+all="throughput hitratio synthetic loading visibility articles replay memory gc bytecache tiered service"
 if [ $# -eq 0 ] || [ "$*" = all ]; then
 	set -- $all
 fi
@@ -49,6 +50,7 @@ for p in "$@"; do
 	case $p in
 	throughput) bench/run.sh ;;
 	hitratio) TRACES=$traces bench/run-hitratio.sh ;;
+	synthetic) go run ./bench/cmd/hitratio -synthetic -md $out/hit-ratio-synthetic.md -json $out/hit-ratio-synthetic.json -chart-dir $out ;;
 	loading) go run ./bench/cmd/stampede -rounds 20 -md $out/loading.md ${NOTE:+-note "$NOTE"} ;;
 	visibility) go run ./bench/cmd/visibility -md $out/visibility.md -json $out/visibility.json ${NOTE:+-note "$NOTE"} ;;
 	articles) go run ./bench/cmd/articles -md $out/articles.md -json $out/articles.json ${NOTE:+-note "$NOTE"} ;;

@@ -10,6 +10,11 @@
 //	    [-json FILE] [-chart-dir docs/benchmarks] [-runs 3] [-only trace,trace] [-caches c,c]
 //
 // bench/run-hitratio.sh runs it with the published settings.
+//
+// With -synthetic it replays instead a suite of synthetic traces generated
+// in the process, which the default policy was not tuned on (an
+// out-of-sample check; bench/run-all.sh synthetic writes
+// docs/benchmarks/hit-ratio-synthetic.md).
 package main
 
 import (
@@ -33,7 +38,7 @@ func main() {
 type flags struct {
 	traces, md, json, chartDir, chartFormat, only, caches, fromJSON string
 	runs, parallel                                                  int
-	quiet, isolate                                                  bool
+	quiet, isolate, synthetic                                       bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -41,6 +46,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs.SetOutput(stderr)
 	f := &flags{}
 	fs.StringVar(&f.traces, "traces", "../shared/traces", "the `dir`ectory of the trace files (and of their README)")
+	fs.BoolVar(&f.synthetic, "synthetic", false, "replay the synthetic suite instead (traces generated in the process, not used to tune the default policy; -traces is ignored)")
 	fs.StringVar(&f.md, "md", "docs/benchmarks/hit-ratio.md", "write the Markdown report to `file` (- for stdout, empty for none)")
 	fs.StringVar(&f.json, "json", "", "write the results as JSON to `file` (- for stdout)")
 	fs.StringVar(&f.chartDir, "chart-dir", "docs/benchmarks", "write one chart per trace, hit-ratio-TRACE.png, into `dir` (empty for none)")
@@ -146,8 +152,10 @@ func execute(f *flags, args []string, stdout, stderr io.Writer) error {
 
 // measure replays the suite as the flags say.
 func measure(f *flags, args []string, stderr io.Writer) (hitratio.Report, error) {
-	suite := hitratio.Suite()
-	if readme, err := os.Open(filepath.Join(f.traces, "README.md")); err == nil {
+	suite, load := hitratio.Suite(), (func(string) ([]uint64, error))(nil)
+	if f.synthetic {
+		suite, load = hitratio.SyntheticSuite(), hitratio.SyntheticLoad
+	} else if readme, err := os.Open(filepath.Join(f.traces, "README.md")); err == nil {
 		diffs, err := hitratio.CheckReadme(suite, readme)
 		readme.Close()
 		if err != nil {
@@ -176,12 +184,14 @@ func measure(f *flags, args []string, stderr io.Writer) (hitratio.Report, error)
 	start := time.Now()
 	rs, err := hitratio.Run(hitratio.Config{
 		TracesDir: f.traces, Traces: traces, Caches: caches,
-		Runs: f.runs, Parallel: parallel, Progress: progress, Isolate: f.isolate,
+		Runs: f.runs, Parallel: parallel, Progress: progress, Isolate: f.isolate, Load: load,
 	})
 	if err != nil {
 		return hitratio.Report{}, err
 	}
-	return hitratio.Report{Meta: hitratio.NewMeta(command(args), start, parallel, f.isolate), Results: rs}, nil
+	meta := hitratio.NewMeta(command(args), start, parallel, f.isolate)
+	meta.Synthetic = f.synthetic
+	return hitratio.Report{Meta: meta, Results: rs}, nil
 }
 
 // writeTo writes to the named file, to stdout for "-", nowhere for "".

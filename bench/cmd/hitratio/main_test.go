@@ -138,3 +138,35 @@ func TestCommandLine(t *testing.T) {
 		t.Errorf("command = %s, want %s", got, want)
 	}
 }
+
+// TestCommandSynthetic replays one synthetic trace (generated, no files)
+// through two caches and checks that the report says it is the synthetic
+// suite and keeps that through a JSON round trip.
+func TestCommandSynthetic(t *testing.T) {
+	out := t.TempDir()
+	md, js := filepath.Join(out, "s.md"), filepath.Join(out, "s.json")
+	args := []string{"-synthetic", "-traces", "/nonexistent", "-md", md, "-json", js, "-chart-dir", "", "-runs", "1", "-only", "synthetic-loop", "-caches", "default,lru", "-q"}
+	var stdout, stderr bytes.Buffer
+	if code := run(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	text, err := os.ReadFile(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"on synthetic traces (out of sample)", "#### synthetic-loop", "generated in the process", "-synthetic"} {
+		if !bytes.Contains(text, []byte(want)) {
+			t.Errorf("the report lacks %q", want)
+		}
+	}
+	if bytes.Contains(text, []byte("README.md`'s suite table")) {
+		t.Error("the synthetic report describes the traces README's suite")
+	}
+	again := filepath.Join(out, "again.md")
+	if code := run([]string{"-from-json", js, "-md", again, "-chart-dir", ""}, &stdout, &stderr); code != 0 {
+		t.Fatalf("from JSON: exit %d: %s", code, stderr.String())
+	}
+	if text, err := os.ReadFile(again); err != nil || !bytes.Contains(text, []byte("out of sample")) {
+		t.Errorf("redrawn from JSON, the report no longer says it is the synthetic suite (%v)", err)
+	}
+}

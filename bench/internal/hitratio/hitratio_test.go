@@ -515,3 +515,70 @@ func TestReadme(t *testing.T) {
 		t.Errorf("CheckReadme(arc-oltp) = %q, %v", diffs, err)
 	}
 }
+
+// TestSyntheticTraces checks the synthetic generators: the same name gives
+// the same keys, every trace of the suite can be generated, and each has
+// the shape its description gives.
+func TestSyntheticTraces(t *testing.T) {
+	if _, err := SyntheticKeys("nope"); err == nil {
+		t.Error("an unknown synthetic trace was generated")
+	}
+	traces := map[string][]uint64{}
+	for _, spec := range SyntheticSuite() {
+		keys, err := SyntheticLoad("/any/dir/" + spec.File())
+		if err != nil {
+			t.Fatalf("%s: %v", spec.Name, err)
+		}
+		traces[spec.Name] = keys
+	}
+	again, _ := SyntheticKeys("synthetic-shift")
+	if !slices.Equal(again, traces["synthetic-shift"]) {
+		t.Error("synthetic-shift differs between two generations")
+	}
+	count := func(keys []uint64) map[uint64]int {
+		m := map[uint64]int{}
+		for _, k := range keys {
+			m[k]++
+		}
+		return m
+	}
+	// Skew: rank 0 is the most requested key.
+	for _, name := range []string{"synthetic-zipf-0.7", "synthetic-zipf-1.2"} {
+		c := count(traces[name])
+		for k, n := range c {
+			if n > c[0] {
+				t.Errorf("%s: key %d requested %d times, more than key 0 (%d)", name, k, n, c[0])
+				break
+			}
+		}
+	}
+	// Shift: no key is requested in two phases.
+	shift := traces["synthetic-shift"]
+	phase := map[uint64]int{}
+	for i, k := range shift {
+		if p, ok := phase[k]; ok && p != i/200_000 {
+			t.Fatalf("synthetic-shift: key %d in phases %d and %d", k, p, i/200_000)
+		}
+		phase[k] = i / 200_000
+	}
+	// Scan: six scans of 50,000 keys requested once each.
+	once := 0
+	for k, n := range count(traces["synthetic-scan"]) {
+		if k >= 1<<40 {
+			if n != 1 {
+				t.Fatalf("synthetic-scan: scanned key %d requested %d times", k, n)
+			}
+			once++
+		}
+	}
+	if once != 6*50_000 {
+		t.Errorf("synthetic-scan: %d scanned keys, want %d", once, 6*50_000)
+	}
+	// Loop: every other request walks a loop of 12,000 keys.
+	loop := traces["synthetic-loop"]
+	for i := 1; i < len(loop); i += 2 {
+		if want := uint64(1<<41 + (i/2)%12_000); loop[i] != want {
+			t.Fatalf("synthetic-loop: request %d is %d, want %d", i, loop[i], want)
+		}
+	}
+}
