@@ -5,7 +5,8 @@ import "iter"
 // keyTable maps the id of a key the miniatures hold (miniKey.id) to its
 // slot, by open addressing: a cell holds a slot index (0: empty) and the
 // slot holds the id, so a cell costs two bytes. Linear probing from the
-// cell that the top bits of the id's product with a constant pick; deleting shifts the cells after it back, so there
+// cell picked by the top bits of the id times a constant; deleting shifts
+// the cells after it back, so there
 // are no tombstones and a lookup stops at the first empty cell. The table
 // doubles when it would be more than half full and never shrinks: it
 // holds at most a few thousand keys (see miniMinCapacity).

@@ -90,8 +90,8 @@ const (
 // what a fixed, unweighted, passive cache needs, and stored compactly:
 // its queues link slots by 16-bit index instead of by pointer, and a slot
 // keeps which queue holds it in two bits per miniature, so a sampled key
-// costs 48 bytes for all ten miniatures instead of a 24-byte node for each
-// (256 bytes). TestMiniSimSharingIsExact checks that each
+// costs 48 bytes for all ten miniatures instead of a node of at least 24
+// bytes in each. TestMiniSimSharingIsExact checks that each
 // miniature hits, admits and evicts exactly as a TinyLFU of its own would:
 // a change to TinyLFU's queues or admission must be made here too.
 
@@ -110,10 +110,9 @@ type miniLink struct {
 // own hash: a 64-bit hash took 8 bytes more per slot, and with padding 56
 // bytes instead of 48, for a few hundred to a few thousand sampled keys
 // (a cache of 1,000 entries holds about 400 slots after its fill and
-// about 1,000 under churn). Two sampled keys share an id with probability
-// about n²/2³³ for n keys held at once: for the few thousand slots the
-// miniatures hold at most, one run in a thousand sees such a pair, and it
-// counts as one key in the miniatures only.
+// about 1,000 under churn). Two of n keys held at once share an id with
+// probability about n²/2³³, one in a thousand for 3,000 keys; such a pair
+// counts as one key in the miniatures, and nowhere else.
 type miniKey struct {
 	id     uint32
 	queues uint32
