@@ -6,10 +6,10 @@ import "iter"
 // slot, by open addressing: a cell holds a slot index (0: empty) and the
 // slot holds the id, so a cell costs two bytes. Linear probing from the
 // cell picked by the top bits of the id times a constant; deleting shifts
-// the cells after it back, so there
-// are no tombstones and a lookup stops at the first empty cell. The table
-// doubles when it would be more than half full and never shrinks: it
-// holds at most a few thousand keys (see miniMinCapacity).
+// the cells after it back, so there are no tombstones and a lookup stops
+// at the first empty cell. The table doubles when it would be more than
+// half full and never shrinks: it holds at most a few thousand keys (see
+// miniMinCapacity).
 //
 // It replaced a map[uint64]uint16, which cost about 35 bytes per key
 // against 2 to 8 here: a cache of 1,000 entries under churn holds about
