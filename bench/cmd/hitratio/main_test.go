@@ -43,20 +43,8 @@ func TestCommand(t *testing.T) {
 	md := filepath.Join(out, "docs", "hit-ratio.md")
 	js := filepath.Join(out, "hit-ratio.json")
 	charts := filepath.Join(out, "docs", "charts")
-	args := []string{"-traces", traces, "-md", md, "-json", js, "-chart-dir", charts, "-runs", "2", "-only", "lirs-cs,lirs-ps", "-q"}
-	var stdout, stderr bytes.Buffer
-	if code := run(args, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	text, err := os.ReadFile(md)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"#### lirs-cs", "#### lirs-ps", "](charts/hit-ratio-lirs-cs.png)", "go run ./bench/cmd/hitratio -traces " + traces, "## Summary"} {
-		if !bytes.Contains(text, []byte(want)) {
-			t.Errorf("the report lacks %q", want)
-		}
-	}
+	text := runReport(t, []string{"-traces", traces, "-md", md, "-json", js, "-chart-dir", charts, "-runs", "2", "-only", "lirs-cs,lirs-ps", "-q"}, md,
+		"#### lirs-cs", "#### lirs-ps", "](charts/hit-ratio-lirs-cs.png)", "go run ./bench/cmd/hitratio -traces "+traces, "## Summary")
 	for _, name := range []string{"hit-ratio-lirs-cs.png", "hit-ratio-lirs-ps.png"} {
 		if fi, err := os.Stat(filepath.Join(charts, name)); err != nil || fi.Size() == 0 {
 			t.Errorf("chart %s: %v", name, err)
@@ -79,14 +67,7 @@ func TestCommand(t *testing.T) {
 
 	// Drawn again from the JSON, the report is the same.
 	md2 := filepath.Join(out, "docs", "again.md")
-	stderr.Reset()
-	if code := run([]string{"-from-json", js, "-md", md2, "-chart-dir", charts, "-q"}, &stdout, &stderr); code != 0 {
-		t.Fatalf("-from-json: exit %d: %s", code, stderr.String())
-	}
-	again, err := os.ReadFile(md2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	again := runReport(t, []string{"-from-json", js, "-md", md2, "-chart-dir", charts, "-q"}, md2)
 	if !bytes.Equal(text, again) {
 		t.Errorf("the report drawn from the JSON differs:\n--- first\n%s\n--- again\n%s", text, again)
 	}
@@ -145,28 +126,31 @@ func TestCommandLine(t *testing.T) {
 func TestCommandSynthetic(t *testing.T) {
 	out := t.TempDir()
 	md, js := filepath.Join(out, "s.md"), filepath.Join(out, "s.json")
-	args := []string{"-synthetic", "-traces", "/nonexistent", "-md", md, "-json", js, "-chart-dir", "", "-runs", "1", "-only", "synthetic-loop", "-caches", "default,lru", "-q"}
+	text := runReport(t, []string{"-synthetic", "-traces", "/nonexistent", "-md", md, "-json", js, "-chart-dir", "", "-runs", "1", "-only", "synthetic-loop", "-caches", "default,lru", "-q"}, md,
+		"on synthetic traces (out of sample)", "#### synthetic-loop", "generated in the process", "-synthetic")
+	if bytes.Contains(text, []byte("README.md`'s suite table")) {
+		t.Error("the synthetic report describes the traces README's suite")
+	}
+	again := filepath.Join(out, "again.md")
+	runReport(t, []string{"-from-json", js, "-md", again, "-chart-dir", ""}, again, "out of sample")
+}
+
+// runReport runs the command with args, which must succeed, and returns
+// the Markdown report it wrote to md, reporting each of want it lacks.
+func runReport(t *testing.T, args []string, md string, want ...string) []byte {
+	t.Helper()
 	var stdout, stderr bytes.Buffer
 	if code := run(args, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
+		t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
 	}
 	text, err := os.ReadFile(md)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"on synthetic traces (out of sample)", "#### synthetic-loop", "generated in the process", "-synthetic"} {
-		if !bytes.Contains(text, []byte(want)) {
-			t.Errorf("the report lacks %q", want)
+	for _, w := range want {
+		if !bytes.Contains(text, []byte(w)) {
+			t.Errorf("the report %s lacks %q", md, w)
 		}
 	}
-	if bytes.Contains(text, []byte("README.md`'s suite table")) {
-		t.Error("the synthetic report describes the traces README's suite")
-	}
-	again := filepath.Join(out, "again.md")
-	if code := run([]string{"-from-json", js, "-md", again, "-chart-dir", ""}, &stdout, &stderr); code != 0 {
-		t.Fatalf("from JSON: exit %d: %s", code, stderr.String())
-	}
-	if text, err := os.ReadFile(again); err != nil || !bytes.Contains(text, []byte("out of sample")) {
-		t.Errorf("redrawn from JSON, the report no longer says it is the synthetic suite (%v)", err)
-	}
+	return text
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -27,7 +29,7 @@ var synthetic = []TraceSpec{
 func SyntheticSuite() []TraceSpec {
 	out := make([]TraceSpec, len(synthetic))
 	for i, t := range synthetic {
-		t.Capacities = append([]int(nil), t.Capacities...)
+		t.Capacities = slices.Clone(t.Capacities)
 		out[i] = t
 	}
 	return out
@@ -37,8 +39,7 @@ func SyntheticSuite() []TraceSpec {
 // trace that path names (its file name, as TraceSpec.File gives it; the
 // directory is ignored).
 func SyntheticLoad(path string) ([]uint64, error) {
-	name := path[strings.LastIndexAny(path, `/\`)+1:]
-	return SyntheticKeys(strings.TrimSuffix(name, ".txt.gz"))
+	return SyntheticKeys(strings.TrimSuffix(filepath.Base(path), ".txt.gz"))
 }
 
 // SyntheticKeys generates the synthetic trace name. The same name always
