@@ -92,9 +92,12 @@ var suite = []TraceSpec{
 
 // Suite returns the traces and capacities of the suite, in the traces
 // README's order.
-func Suite() []TraceSpec {
-	out := make([]TraceSpec, len(suite))
-	for i, t := range suite {
+func Suite() []TraceSpec { return cloneSpecs(suite) }
+
+// cloneSpecs returns a deep copy of specs, which callers may change.
+func cloneSpecs(specs []TraceSpec) []TraceSpec {
+	out := make([]TraceSpec, len(specs))
+	for i, t := range specs {
 		t.Capacities = slices.Clone(t.Capacities)
 		out[i] = t
 	}

@@ -5,7 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 )
@@ -26,14 +25,7 @@ var synthetic = []TraceSpec{
 }
 
 // SyntheticSuite returns the synthetic traces and their capacities.
-func SyntheticSuite() []TraceSpec {
-	out := make([]TraceSpec, len(synthetic))
-	for i, t := range synthetic {
-		t.Capacities = slices.Clone(t.Capacities)
-		out[i] = t
-	}
-	return out
-}
+func SyntheticSuite() []TraceSpec { return cloneSpecs(synthetic) }
 
 // SyntheticLoad is a Config.Load for the synthetic suite: it generates the
 // trace that path names (its file name, as TraceSpec.File gives it; the
