@@ -44,8 +44,21 @@ const miniGhosted = 8
 // noise in the sample, longer ones follow phase changes too late.
 // Miniatures of 1024 entries instead of 256 (fewer, larger epochs on
 // short traces) lost: mean 49.00%.
+//
+// The smallest miniature was 256 entries (miniatures of 256 to 511)
+// until a cache of 1,000 entries, whose miniatures then held 468 entries
+// each, cost 10 bytes per entry more than otter's (docs/benchmarks/
+// memory.md). With 192 (miniatures of 192 to 383, 222 at 1,000 entries)
+// its sampled keys went from about 380 to 190 after the fill, and from
+// about 1,700 to 820 under a churn of new keys; the caches of other sizes
+// keep or halve their miniatures. TestSuite (mean / points below the best
+// peer − 0.1 per run): seeds 0-7 49.51 / 13.75 either way; seeds 8-15
+// 49.51 / 14.00 with 256, 49.50 / 14.88 with 192 (lirs-2_pools at 2,000
+// entries 59.25 → 59.22 against 59.33, and mixed at 1,000 74.42 → 74.32
+// against 74.36, crossed the line); 128 lost more (49.46 / 14.88 on seeds
+// 0-7).
 const (
-	miniMinCapacity = 256 // the sampling rate keeps miniatures at least this large
+	miniMinCapacity = 192 // the sampling rate keeps miniatures at least this large
 	miniEpoch       = 8   // epoch length, in multiples of a miniature's capacity (sampled requests)
 	miniDecay       = 0.5 // weight of the previous epochs' hits
 	miniStart       = 1   // index in miniWindows of the share used until the first epoch ends
@@ -70,7 +83,7 @@ const (
 
 // The miniatures start when the cache is a quarter full, so that a cache
 // that never gets there (one sized generously) does not pay for them:
-// about 60 bytes per sampled key (a 56-byte slot and 2 to 8 bytes of the
+// about 52 bytes per sampled key (a 48-byte slot and 2 to 8 bytes of the
 // key table; a few hundred keys, up to a few thousand under churn), a 4 kB
 // sketch and the ghosted miniatures' filters, 512 bytes each at most.
 // Measured on the trace suite (TestSuite), starting them at a quarter of
@@ -109,8 +122,8 @@ type miniLink struct {
 // ghost filters see the id spread back over 64 bits (hash), not the key's
 // own hash: a 64-bit hash took 8 bytes more per slot, and with padding 56
 // bytes instead of 48, for a few hundred to a few thousand sampled keys
-// (a cache of 1,000 entries holds about 400 slots after its fill and
-// about 1,000 under churn). Two of n keys held at once share an id with
+// (a cache of 1,000 entries holds about 190 slots after its fill and
+// about 820 under a churn of new keys). Two of n keys held at once share an id with
 // probability about n²/2³³, one in a thousand for 3,000 keys; such a pair
 // counts as one key in the miniatures, and nowhere else.
 type miniKey struct {
@@ -200,8 +213,8 @@ func newMiniSim(limit uint64, seed uint64) *miniSim {
 		fill:     newFillAger(rate), // age as the full-size cache does while filling
 		// Both grow with the keys sampled: sized for the most they
 		// might hold, they would cost a small cache more than its
-		// entries do (measured: a cache of 1,000 entries with its
-		// miniatures started holds about 380 sampled keys).
+		// entries do (measured: a cache of 1,000 entries holds about
+		// 190 sampled keys after its fill).
 		slots: make([]miniKey, 1, 64),
 		keys:  newKeyTable()}
 	m.sketch.init(sketchCapacity(capacity, false), sketchPeriod(false))
@@ -223,9 +236,9 @@ func newMiniSim(limit uint64, seed uint64) *miniSim {
 //
 // A spatial sample takes each key with probability 1/rate, so a working
 // set as large as the cache puts a binomial number of keys in the sample,
-// capacity give or take sqrt(capacity × (1 − 1/rate)): 16 for a cache of
-// 1,000 entries (rate 2), 24 for 10,000 (rate 16): 3 to 6% of the
-// miniature. The errors do not cost alike. A loop just longer than the
+// capacity give or take sqrt(capacity × (1 − 1/rate)): 14 for a cache of
+// 1,000 entries (rate 4, miniatures of 250), 17 for 10,000 (rate 32,
+// 312): 5 to 7% of the miniature. The errors do not cost alike. A loop just longer than the
 // cache whose sample happens to fit the miniatures makes every share look
 // perfect, and a large window then wins on the first lap (it admits the
 // loop's keys at once): the cache follows it and misses every request of
@@ -331,8 +344,9 @@ func (m *miniSim) request(h uint64) {
 // of their own), where a quarter more without rounding can land in a size
 // class whose spans hold several objects, the rest of the span unused.
 // The keys the miniatures hold level off soon after the cache fills (a
-// cache of 1,000 entries: about 380 slots after the fill, which append's
-// growth keeps in 32 kB and this in 24 kB).
+// cache of 1,023 entries, the largest with miniatures of 256 entries
+// at most before they were made smaller: about 390 slots after the fill,
+// which append's growth kept in 32 kB and this in 24 kB).
 func appendSlot(slots []miniKey) []miniKey {
 	const page = 8192
 	size := int(unsafe.Sizeof(miniKey{}))

@@ -226,9 +226,9 @@ func TestWindowAdapts(t *testing.T) {
 // hits nearly as much (miniSwitchMargin): on a loop bigger than the cache,
 // none at all hits most.
 func TestMiniSimChoosesShare(t *testing.T) {
-	m := newMiniSim(500, 1)
-	for i := range 100 * 500 {
-		m.record(mix.Mix(uint64(i % 1000)))
+	m := newMiniSim(300, 1)
+	for i := range 100 * 300 {
+		m.record(mix.Mix(uint64(i % 600)))
 	}
 	best := 0
 	for i := range m.minis {
@@ -249,7 +249,10 @@ func TestMiniSimChoosesShare(t *testing.T) {
 // At the end of an epoch the cache switches to the best miniature only if
 // it beat the one followed by more than miniSwitchMargin.
 func TestMiniSimSwitchMargin(t *testing.T) {
-	m := newMiniSim(500, 1) // a rate of 1: every request is sampled
+	m := newMiniSim(300, 1) // a rate of 1: every request is sampled
+	if m.mask != 0 {
+		t.Fatalf("a cache of 300 entries samples 1 key in %d, want every key", m.mask+1)
+	}
 	key := uint64(0)
 	// endEpoch gives the followed miniature and another one these hits in
 	// an epoch (and no past), ends the epoch with a request for a new key
