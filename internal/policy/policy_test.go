@@ -246,6 +246,31 @@ func TestMiniSimChoosesShare(t *testing.T) {
 	}
 }
 
+// The sampling rate keeps every miniature between miniMinCapacity and
+// twice that (less the margin), whatever the cache's size: the bound the
+// 16-bit slot indices rely on, and what the miniatures cost a cache of
+// 1,000 entries (1 key in 4, miniatures of 222 entries).
+func TestMiniSimSize(t *testing.T) {
+	for _, limit := range []uint64{1, 100, 383, 384, 500, 767, 768, 1000, 1024, 10_000, 100_000, 1 << 30} {
+		m := newMiniSim(limit, 1)
+		rate := m.mask + 1
+		full := max(limit/rate, 1) // before the margin
+		if rate > 1 && (full < miniMinCapacity || full >= 2*miniMinCapacity) {
+			t.Errorf("limit %d: rate %d gives miniatures of %d entries before the margin, want %d to %d",
+				limit, rate, full, miniMinCapacity, 2*miniMinCapacity-1)
+		}
+		if rate == 1 && limit >= 2*miniMinCapacity {
+			t.Errorf("limit %d: every key sampled, want a rate above 1", limit)
+		}
+		if want := full - sampleMargin(full, rate); uint64(m.capacity) != want {
+			t.Errorf("limit %d: miniatures of %d entries, want %d", limit, m.capacity, want)
+		}
+	}
+	if m := newMiniSim(1000, 1); m.mask != 3 || m.capacity != 222 {
+		t.Errorf("max 1000: rate %d, miniatures of %d entries; want 4 and 222", m.mask+1, m.capacity)
+	}
+}
+
 // At the end of an epoch the cache switches to the best miniature only if
 // it beat the one followed by more than miniSwitchMargin.
 func TestMiniSimSwitchMargin(t *testing.T) {
