@@ -631,7 +631,10 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 	p := probe()
 	if c.vkind != valueInline && deadline == 0 {
 		// Replace a word-sized value in place: no allocation, and for the
-		// policy it is just an access.
+		// policy it is just an access. (Looking the key up lock-free
+		// first, to spare a Set of a new key this lock, measured 0.95 to
+		// 1.04 times the throughput on evict-uniform and 0.94 to 0.97 on
+		// GetPut's write mixes, 8 alternating pairs: not kept.)
 		s.mu.Lock()
 		if old := s.get(key, hash); old != nil && old.Tag&tagTimed == 0 && old.Weight == w {
 			prev := c.swap(old, value)

@@ -17,6 +17,12 @@ import (
 // deadline and its timer wheel links; Node.Tag says which of the two an
 // entry is, so entries without a TTL do not pay for them. The embedded
 // node's links and Mark belong to the maintenance lock (cache.mu).
+//
+// A 48-byte entry puts the words a Get reads (Tag, key, value) across two
+// cache lines in one entry of four. Moving key and value to the front and
+// skipping the Tag until the cache has seen a TTL, so that they never
+// straddle a line, did not help: BenchmarkGetPut 100/0 with 2 goroutines
+// took 9.3-9.6 ns per operation against 9.0-9.1 (3 runs each).
 type entry[K comparable, V any] struct {
 	node.Node // first field: toEntry depends on it
 	key       K
