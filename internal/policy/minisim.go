@@ -50,8 +50,8 @@ const miniGhosted = 8
 // each, cost 10 bytes per entry more than otter's (docs/benchmarks/
 // memory.md). With 192 (miniatures of 192 to 383, 222 at 1,000 entries)
 // its sampled keys went from about 380 to 190 after the fill, and from
-// about 1,700 to 820 under a churn of new keys; the caches of other sizes
-// keep or halve their miniatures. TestSuite (mean / points below the best
+// about 1,700 to 820 under a churn of new keys. Caches whose miniatures
+// were 384 to 511 entries get them halved; the others keep theirs. TestSuite (mean / points below the best
 // peer − 0.1 per run): seeds 0-7 49.51 / 13.75 either way; seeds 8-15
 // 49.51 / 14.00 with 256, 49.50 / 14.88 with 192 (lirs-2_pools at 2,000
 // entries 59.25 → 59.22 against 59.33, and mixed at 1,000 74.42 → 74.32
@@ -123,9 +123,9 @@ type miniLink struct {
 // own hash: a 64-bit hash took 8 bytes more per slot, and with padding 56
 // bytes instead of 48, for a few hundred to a few thousand sampled keys
 // (a cache of 1,000 entries holds about 190 slots after its fill and
-// about 820 under a churn of new keys). Two of n keys held at once share an id with
-// probability about n²/2³³, one in a thousand for 3,000 keys; such a pair
-// counts as one key in the miniatures, and nowhere else.
+// about 820 under a churn of new keys). Two of n keys held at once share
+// an id with probability about n²/2³³, one in a thousand for 3,000 keys;
+// such a pair counts as one key in the miniatures, and nowhere else.
 type miniKey struct {
 	id     uint32
 	queues uint32
@@ -238,11 +238,11 @@ func newMiniSim(limit uint64, seed uint64) *miniSim {
 // set as large as the cache puts a binomial number of keys in the sample,
 // capacity give or take sqrt(capacity × (1 − 1/rate)): 14 for a cache of
 // 1,000 entries (rate 4, miniatures of 250), 17 for 10,000 (rate 32,
-// 312): 5 to 7% of the miniature. The errors do not cost alike. A loop just longer than the
-// cache whose sample happens to fit the miniatures makes every share look
-// perfect, and a large window then wins on the first lap (it admits the
-// loop's keys at once): the cache follows it and misses every request of
-// the loop, as LRU does. A working set just smaller than the cache whose
+// 312): 5 to 7% of the miniature. The errors do not cost alike. A loop
+// just longer than the cache whose sample happens to fit the miniatures
+// makes every share look perfect, and a large window then wins on the
+// first lap (it admits the loop's keys at once): the cache follows it and
+// misses every request of the loop, as LRU does. A working set just smaller than the cache whose
 // sample happens not to fit costs little: the miniatures favour a small
 // window, which holds a loop or a frequency-skewed set as well. So the
 // miniatures model a cache smaller by two deviations: in about 2% of
