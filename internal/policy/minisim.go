@@ -51,12 +51,12 @@ const miniGhosted = 8
 // memory.md). With 192 (miniatures of 192 to 383, 222 at 1,000 entries)
 // its sampled keys went from about 380 to 190 after the fill, and from
 // about 1,700 to 820 under a churn of new keys. Caches whose miniatures
-// were 384 to 511 entries get them halved; the others keep theirs. TestSuite (mean / points below the best
-// peer − 0.1 per run): seeds 0-7 49.51 / 13.75 either way; seeds 8-15
-// 49.51 / 14.00 with 256, 49.50 / 14.88 with 192 (lirs-2_pools at 2,000
-// entries 59.25 → 59.22 against 59.33, and mixed at 1,000 74.42 → 74.32
-// against 74.36, crossed the line); 128 lost more (49.46 / 14.88 on seeds
-// 0-7).
+// were 384 to 511 entries get them halved; the others keep theirs.
+// TestSuite (mean / points below the best peer − 0.1 per run): seeds 0-7
+// 49.51 / 13.75 either way; seeds 8-15 49.51 / 14.00 with 256, 49.50 /
+// 14.88 with 192 (lirs-2_pools at 2,000 entries 59.25 → 59.22 against
+// 59.33, and mixed at 1,000 74.42 → 74.32 against 74.36, crossed the
+// line); 128 lost more (49.46 / 14.88 on seeds 0-7).
 const (
 	miniMinCapacity = 192 // the sampling rate keeps miniatures at least this large
 	miniEpoch       = 8   // epoch length, in multiples of a miniature's capacity (sampled requests)
