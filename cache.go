@@ -168,10 +168,21 @@ const maxWriteBatch = 32
 // operation with 512 per processor than with 128, 3% with 256, and 1024
 // gained 2% more, within noise), but the entries it holds are not yet
 // known to the policy, so a small cache keeps it short: it bounds how far
-// the index may exceed the maximum.
+// the index may exceed the maximum. So a cache bounded by count queues at
+// most a sixteenth of its maximum (minWriteQueue at least), whatever the
+// number of processors: a cache of 1,000 entries on two processors had a
+// queue of 256 records (6 kB, 6 bytes per entry, and a quarter of the
+// maximum in the index unknown to the policy), now 64.
 func writeQueueSize(maxEntries, procs int) int {
-	return min(512*procs, max(128*procs, maxEntries/128))
+	n := min(512*procs, max(128*procs, maxEntries/128))
+	if maxEntries > 0 {
+		n = min(n, max(minWriteQueue, maxEntries/16))
+	}
+	return n
 }
+
+// minWriteQueue is the shortest write queue: two of the largest batches.
+const minWriteQueue = 2 * maxWriteBatch
 
 // segments returns the number of index segments for a cache of at most
 // maxEntries entries (0: unbounded) on procs processors: a power of two,

@@ -29,6 +29,7 @@ import (
 	"unsafe"
 	"weak"
 
+	"github.com/cachekit/cachekit/internal/buffer"
 	"github.com/cachekit/cachekit/internal/leaktest"
 )
 
@@ -2574,5 +2575,24 @@ func TestVictimSetInPlace(t *testing.T) {
 	}
 	if v, ok := h.Get("a"); ok {
 		t.Errorf("Get(a) = %d, true; want not found", v)
+	}
+}
+
+// TestWriteQueueSize pins the write queue's capacity: per processor for
+// large caches, at most a sixteenth of a count bound for small ones.
+func TestWriteQueueSize(t *testing.T) {
+	for _, tc := range []struct{ maxEntries, procs, want int }{
+		{0, 2, 256},           // weight-bounded or unbounded: per processor
+		{100, 2, 64},          // minWriteQueue
+		{1000, 2, 64},         // a sixteenth (62), rounded up by the queue
+		{1000, 64, 64},        // many processors do not lengthen it
+		{32768, 2, 256},       // 128 per processor
+		{100_000, 2, 1024},    // a 128th (781), rounded up
+		{10_000_000, 2, 1024}, // 512 per processor at most
+	} {
+		got := buffer.NewQueue[int](writeQueueSize(tc.maxEntries, tc.procs)).Cap()
+		if got != tc.want {
+			t.Errorf("writeQueueSize(%d, %d): a queue of %d, want %d", tc.maxEntries, tc.procs, got, tc.want)
+		}
 	}
 }

@@ -70,11 +70,11 @@ func TestKeyTableMatchesMap(t *testing.T) {
 	}
 }
 
-// TestAppendSlotFillsPages checks that the miniatures' slot array keeps
-// its slots in order as it grows, and that once it passes a page its
-// capacity is a whole number of pages in bytes, so that it fills the
-// allocator's span.
-func TestAppendSlotFillsPages(t *testing.T) {
+// TestAppendSlotGrowsByAQuarter checks that the miniatures' slot array
+// keeps its slots in order as it grows, by about a quarter at a time (not
+// doubling), and that past 32 kB its capacity is a whole number of pages in
+// bytes (less than a slot of slack), so that it fills its span.
+func TestAppendSlotGrowsByAQuarter(t *testing.T) {
 	size := int(unsafe.Sizeof(miniKey{}))
 	var slots []miniKey
 	lastCap := -1
@@ -82,9 +82,20 @@ func TestAppendSlotFillsPages(t *testing.T) {
 		slots = appendSlot(slots)
 		slots[i].id = uint32(i)
 		if c := cap(slots); c != lastCap {
+			if lastCap > 0 {
+				// A quarter more, rounded up to a size class (at most an
+				// eighth more up to 32 kB) or to pages.
+				want := (lastCap + max(16, lastCap/4)) * size
+				slack := want / 8
+				if want > 32<<10 {
+					slack = 8192
+				}
+				if c*size > want+slack {
+					t.Fatalf("at %d slots: capacity %d after %d (%d bytes, want at most %d)", len(slots), c, lastCap, c*size, want+slack)
+				}
+			}
 			lastCap = c
-			// Whole pages, but for less than a slot of slack.
-			if bytes := c * size; len(slots) > 8192/size && bytes%8192 != 0 && 8192-bytes%8192 >= size {
+			if bytes := c * size; bytes > 32<<10 && bytes%8192 != 0 && 8192-bytes%8192 >= size {
 				t.Fatalf("at %d slots: capacity %d slots = %d bytes, not whole pages", len(slots), c, bytes)
 			}
 		}
@@ -93,8 +104,5 @@ func TestAppendSlotFillsPages(t *testing.T) {
 		if slots[i].id != uint32(i) {
 			t.Fatalf("slot %d holds %d after growing", i, slots[i].id)
 		}
-	}
-	if lastCap > 5000*5/4+8192/size {
-		t.Errorf("capacity %d for 5000 slots: grew by more than a quarter and a page", lastCap)
 	}
 }

@@ -2,7 +2,7 @@ package policy
 
 import (
 	"math"
-	"unsafe"
+	"slices"
 
 	"github.com/cachekit/cachekit/internal/mix"
 )
@@ -84,8 +84,9 @@ const (
 // The miniatures start when the cache is a quarter full, so that a cache
 // that never gets there (one sized generously) does not pay for them:
 // about 52 bytes per sampled key (a 48-byte slot and 2 to 8 bytes of the
-// key table; a few hundred keys, up to a few thousand under churn), a 4 kB
-// sketch and the ghosted miniatures' filters, 512 bytes each at most.
+// key table; a few hundred keys, up to a few thousand under churn), a
+// sketch of 2.6 to 5.4 kB (1.75 words per miniature entry) and the ghosted
+// miniatures' filters, 512 bytes each at most.
 // Measured on the trace suite (TestSuite), starting them at a quarter of
 // the maximum hits about as often as starting them with the cache (mean
 // 49.27% against 49.29%, before the ghost), while starting them at the
@@ -217,7 +218,7 @@ func newMiniSim(limit uint64, seed uint64) *miniSim {
 		// 190 sampled keys after its fill).
 		slots: make([]miniKey, 1, 64),
 		keys:  newKeyTable()}
-	m.sketch.init(sketchCapacity(capacity, false), sketchPeriod(false))
+	m.sketch.init(int(capacity), sketchWords(int(capacity), false), sketchPeriod(false))
 	for i, share := range miniWindows {
 		mi := &m.minis[i]
 		w, p := windowSplit(share, capacity)
@@ -337,25 +338,19 @@ func (m *miniSim) request(h uint64) {
 	}
 }
 
-// appendSlot appends a zero slot to slots. Once the array passes a page,
-// it grows by about a quarter, rounded up to a whole number of pages: an
-// array of whole pages fills its span (the allocator's size classes of
-// 8, 16, 24 and 32 kB hold one object per span, larger objects get pages
-// of their own), where a quarter more without rounding can land in a size
-// class whose spans hold several objects, the rest of the span unused.
-// The keys the miniatures hold level off soon after the cache fills (a
-// cache of 1,023 entries, the largest with miniatures of 256 entries
-// at most before they were made smaller: about 390 slots after the fill,
-// which append's growth kept in 32 kB and this in 24 kB).
+// appendSlot appends a zero slot to slots. A full array grows by a
+// quarter (16 slots at least) to the allocator's next size class (whole
+// pages past 32 kB), not by the doubling of append: the keys the
+// miniatures hold level off soon after the cache fills, and the doubling
+// left up to half the array unused (a cache of 1,000 entries held about
+// 155 slots after its fill in an array of 256, 12 kB, now of 197, 9.5 kB).
 func appendSlot(slots []miniKey) []miniKey {
-	const page = 8192
-	size := int(unsafe.Sizeof(miniKey{}))
-	if len(slots) < cap(slots) || len(slots)*size < page {
+	if len(slots) < cap(slots) {
 		return append(slots, miniKey{})
 	}
 	n := len(slots) + max(16, len(slots)/4)
-	n = ((n*size + page - 1) / page * page) / size
-	grown := make([]miniKey, len(slots), n)
+	// Growing a nil slice by n rounds n up to the size class (or pages).
+	grown := slices.Grow([]miniKey(nil), n)[:len(slots)]
 	copy(grown, slots)
 	return append(grown, miniKey{})
 }

@@ -161,9 +161,38 @@ func TestTinyLFUOrder(t *testing.T) {
 	}
 }
 
+// TestSketchBlocks checks that a sketch of any number of blocks spreads
+// keys over all of them, each key's counters inside the table.
+func TestSketchBlocks(t *testing.T) {
+	for _, keys := range []int{1, 100, 1000, 12345} {
+		var s sketch
+		s.init(keys, 2*keys, 80)
+		if n := len(s.table); n < 2*keys || n%blockWords != 0 || n < 2*blockWords {
+			t.Fatalf("%d keys: %d words, want at least %d in whole blocks", keys, n, 2*keys)
+		}
+		used := make([]int, s.blocks)
+		for k := range uint64(64 * s.blocks) {
+			b, y := s.block(mix.Mix(k))
+			for i := range 4 {
+				if w, sh := slot(b, y, i); w >= uint64(len(s.table)) || sh > 60 {
+					t.Fatalf("%d keys: counter %d of key %d at word %d shift %d, table of %d words", keys, i, k, w, sh, len(s.table))
+				}
+			}
+			used[b/blockWords]++
+		}
+		for i, n := range used {
+			// 64 keys per block on average: a block with fewer than 16
+			// would be a skew, none at all a block never used.
+			if n < 16 {
+				t.Fatalf("%d keys: block %d of %d got %d of %d keys", keys, i, s.blocks, n, 64*s.blocks)
+			}
+		}
+	}
+}
+
 func TestSketch(t *testing.T) {
 	var s sketch
-	s.init(64, 10)
+	s.init(64, 64, 10)
 	h := mix.Mix(42)
 	for i := range 20 {
 		if got, want := s.estimate(h), min(i, 15); got != want {
