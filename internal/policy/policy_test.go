@@ -486,9 +486,6 @@ func TestWarmChangesNothing(t *testing.T) {
 	t.Logf("seed %d", seed)
 	plain := NewTinyLFU(max, false, 1, node.KeyedHash)
 	warmed := NewTinyLFU(max, false, 1, node.KeyedHash)
-	if len(plain.sketch.table) < warmMinWords {
-		t.Fatalf("sketch of %d words: too small to warm", len(plain.sketch.table))
-	}
 	rng := rand.New(rand.NewPCG(seed, seed))
 	nodes := [2]map[uint64]*node.Node{{}, {}}
 	var sum uint64
@@ -522,6 +519,63 @@ func TestWarmChangesNothing(t *testing.T) {
 	}
 	if evicted == 0 || sum == 0 {
 		t.Fatalf("%d evictions, warm sum %d: the replay did not exercise eviction and warming", evicted, sum)
+	}
+	if len(plain.sketch.table) < warmMinWords {
+		t.Fatalf("sketch of %d words: too small to warm", len(plain.sketch.table))
+	}
+}
+
+// TestSketchGrowCarriesCounts checks that a sketch grown with the keys it
+// counted gives each the same estimate, and forgets the others.
+func TestSketchGrowCarriesCounts(t *testing.T) {
+	var s sketch
+	s.init(1<<20, 64, 40)
+	kept := map[uint64]int{}
+	for k := range uint64(20) {
+		h := mix.Mix(k + 1)
+		for range k % 16 {
+			s.increment(h)
+		}
+		kept[h] = s.estimate(h)
+	}
+	other := mix.Mix(1000)
+	s.increment(other)
+	added := s.added
+	s.grow(4096, func(yield func(uint64)) {
+		for h := range kept {
+			yield(h)
+		}
+	})
+	if len(s.table) != 4096 || s.added != added {
+		t.Fatalf("grown to %d words, %d increments counted; want 4096 and %d", len(s.table), s.added, added)
+	}
+	for h, want := range kept {
+		// 20 keys in 512 blocks: a shared counter would be a collision
+		// of all four, which these hashes do not have.
+		if got := s.estimate(h); got != want {
+			t.Errorf("key %x: estimate %d after growing, %d before", h, got, want)
+		}
+	}
+	if got := s.estimate(other); got != 0 {
+		t.Errorf("a key not carried over: estimate %d after growing, want 0", got)
+	}
+}
+
+// TestSketchGrowsWithPopulation checks that the sketch of a cache bounded
+// by count starts small and reaches its full width as the cache fills.
+func TestSketchGrowsWithPopulation(t *testing.T) {
+	const max = 100_000
+	p := NewTinyLFU(max, false, 1, node.KeyedHash)
+	if got, want := len(p.sketch.table), sketchWords(sketchFirstKeys, false); got > want+blockWords {
+		t.Fatalf("new cache of %d: sketch of %d words, want about %d", max, got, want)
+	}
+	for k := range uint64(max) {
+		p.Add(node.NewKeyed(mix.Mix(k), 1))
+		for p.Evict() != nil {
+		}
+	}
+	if got, want := len(p.sketch.table), sketchWords(max, false); got < want || got > want+blockWords {
+		t.Fatalf("full cache of %d: sketch of %d words, want %d", max, got, want)
 	}
 }
 

@@ -42,6 +42,31 @@ func (s *sketch) init(capacity, words int, period uint64) {
 	s.resetAt = max(period*uint64(capacity), 16*period)
 }
 
+// grow replaces the table with one of about words words (whole blocks)
+// and carries over the counts of the keys whose hashes each yields: each
+// gets its old estimate in the new table (or more, where it shares a
+// counter with another key). Counts of other keys are lost. The reset
+// schedule (added, resetAt) is kept.
+func (s *sketch) grow(words int, each func(yield func(h uint64))) {
+	old := *s
+	n := max(2, (words+blockWords-1)/blockWords)
+	s.table = make([]uint64, n*blockWords)
+	s.blocks = uint64(n)
+	each(func(h uint64) {
+		c := uint64(old.estimate(h))
+		if c == 0 {
+			return
+		}
+		b, y := s.block(h)
+		for i := range 4 {
+			w, sh := slot(b, y, i)
+			if (s.table[w]>>sh)&15 < c {
+				s.table[w] = s.table[w]&^(15<<sh) | c<<sh
+			}
+		}
+	})
+}
+
 // pow2Words returns the smallest power of two, 16 at least, that is not
 // below capacity: the width of a sketch of one word per key.
 func pow2Words(capacity int) int {

@@ -96,9 +96,10 @@ type TinyLFU struct {
 	protectedMax uint64
 	weight       uint64
 
-	sketch *sketch
-	hash   node.Hasher
-	rng    uint64
+	sketch     *sketch
+	sketchKeys int // the keys the sketch's table is sized for now (counted caches)
+	hash       node.Hasher
+	rng        uint64
 
 	sim *miniSim // nil for weighted caches and until started
 	// simSeed seeds the miniatures, which start once the cache is a
@@ -148,9 +149,9 @@ func newTinyLFU(max uint64, weighted bool, seed uint64, hash node.Hasher) *TinyL
 	}
 	sk := new(sketch)
 	keys := sketchCapacity(max, weighted)
-	sk.init(keys, sketchWords(keys, weighted), sketchPeriod(weighted))
+	sk.init(keys, sketchWords(min(keys, sketchFirstKeys), weighted), sketchPeriod(weighted))
 	p := &TinyLFU{max: max, weighted: weighted, rng: seed | 1, climbs: weighted,
-		sketch: sk, hash: hash, fill: newFillAger(1)}
+		sketch: sk, sketchKeys: min(keys, sketchFirstKeys), hash: hash, fill: newFillAger(1)}
 	p.setWindowShare(initialWindow)
 	p.step = climbStep * float64(max) // the first move grows the window
 	return p
@@ -236,6 +237,9 @@ func (p *TinyLFU) Add(n *node.Node) {
 		keys := 2 * p.sketch.capacity()
 		p.sketch.init(keys, sketchWords(keys, true), sketchPeriodWeighted)
 	}
+	if !p.weighted && p.Len() >= p.sketchKeys && p.sketchKeys < p.sketch.capacity() {
+		p.growSketch()
+	}
 	h := p.hash(n)
 	p.sketch.increment(h)
 	if !p.weighted && p.weight < p.max {
@@ -249,6 +253,31 @@ func (p *TinyLFU) Add(n *node.Node) {
 	}
 	p.adapt(h)
 }
+
+// growSketch doubles the keys a counted cache's sketch is sized for (up to
+// its capacity) and carries the resident keys' counts over.
+//
+// The sketch of a cache bounded by count starts sized for sketchFirstKeys
+// keys and doubles as the population does, so a cache built for millions
+// of entries that holds few does not pay for the whole sketch (16 MB for a
+// bound of 10 million, allocated at once before). While the cache fills
+// nothing is evicted, so the keys counted so far are the resident ones
+// (but for removals): their counts carry over, and the filling cache's
+// sketch is as it would have been, but for collisions.
+func (p *TinyLFU) growSketch() {
+	p.sketchKeys = min(2*p.sketchKeys, p.sketch.capacity())
+	p.sketch.grow(sketchWords(p.sketchKeys, false), func(yield func(uint64)) {
+		for _, l := range []*node.List{&p.window, &p.probation, &p.protected} {
+			for n := l.Front(); n != nil; n = n.Next() {
+				yield(p.hash(n))
+			}
+		}
+	})
+}
+
+// sketchFirstKeys is how many keys the sketch of a cache bounded by count
+// is first sized for (see growSketch).
+const sketchFirstKeys = 4096
 
 // push puts a new node at the back of the window.
 func (p *TinyLFU) push(n *node.Node) {
