@@ -63,8 +63,8 @@ const (
 // The gain is mostly in small caches (with 2: lirs-loop at 250 entries
 // +1.7, mixed at 250 +1.2, lirs-cs at 500 +0.7 to +1.0; lirs-sprite at
 // 100 lost 1.0 to 1.7). 1.75 is what the memory budget allows: a cache of
-// 1,000 entries with a TTL, 112-113 bytes per entry against otter's 119
-// (bench/cmd/memory; 2 words per key: 117-119). The miniatures' sketch
+// 1,000 entries with a TTL, 112-115 bytes per entry against otter's
+// 118-119 (bench/cmd/memory; 2 words per key: 117-119). The miniatures' sketch
 // has the same width, so that a miniature is the TinyLFU it stands for
 // (TestMiniSimSharingIsExact): with the main sketch wide and theirs not, a
 // loop just over the capacity after a recency phase was lost for half the
@@ -259,8 +259,8 @@ func (p *TinyLFU) Add(n *node.Node) {
 //
 // The sketch of a cache bounded by count starts sized for sketchFirstKeys
 // keys and doubles as the population does, so a cache built for millions
-// of entries that holds few does not pay for the whole sketch (16 MB for a
-// bound of 10 million, allocated at once before). While the cache fills
+// of entries that holds few does not pay for the whole sketch (140 MB for
+// a bound of 10 million, allocated at once before). While the cache fills
 // nothing is evicted, so the keys counted so far are the resident ones
 // (but for removals): their counts carry over, and the filling cache's
 // sketch is as it would have been, but for collisions.
