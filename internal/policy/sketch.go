@@ -34,9 +34,7 @@ const blockWords = 8
 // counters (rounded up to whole blocks, at least two), halving its counters
 // every period × capacity increments.
 func (s *sketch) init(capacity, words int, period uint64) {
-	n := max(2, (words+blockWords-1)/blockWords)
-	s.table = make([]uint64, n*blockWords)
-	s.blocks = uint64(n)
+	s.alloc(words)
 	s.added = 0
 	s.keys = capacity
 	s.resetAt = max(period*uint64(capacity), 16*period)
@@ -49,9 +47,7 @@ func (s *sketch) init(capacity, words int, period uint64) {
 // schedule (added, resetAt) is kept.
 func (s *sketch) grow(words int, each func(yield func(h uint64))) {
 	old := *s
-	n := max(2, (words+blockWords-1)/blockWords)
-	s.table = make([]uint64, n*blockWords)
-	s.blocks = uint64(n)
+	s.alloc(words)
 	each(func(h uint64) {
 		c := uint64(old.estimate(h))
 		if c == 0 {
@@ -65,6 +61,14 @@ func (s *sketch) grow(words int, each func(yield func(h uint64))) {
 			}
 		}
 	})
+}
+
+// alloc gives the sketch a zeroed table of about words words, rounded up
+// to whole blocks, at least two.
+func (s *sketch) alloc(words int) {
+	n := max(2, (words+blockWords-1)/blockWords)
+	s.table = make([]uint64, n*blockWords)
+	s.blocks = uint64(n)
 }
 
 // pow2Words returns the smallest power of two, 16 at least, that is not
