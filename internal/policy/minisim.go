@@ -218,7 +218,7 @@ func newMiniSim(limit uint64, seed uint64) *miniSim {
 		// 190 sampled keys after its fill).
 		slots: make([]miniKey, 1, 64),
 		keys:  newKeyTable()}
-	m.sketch.init(int(capacity), sketchWords(int(capacity), false), sketchPeriod(false))
+	m.sketch.init(int(capacity), sketchWords(int(capacity), false), sketchPeriod(false), 0)
 	for i, share := range miniWindows {
 		mi := &m.minis[i]
 		w, p := windowSplit(share, capacity)

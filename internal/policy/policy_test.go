@@ -166,7 +166,7 @@ func TestTinyLFUOrder(t *testing.T) {
 func TestSketchBlocks(t *testing.T) {
 	for _, keys := range []int{1, 100, 1000, 12345} {
 		var s sketch
-		s.init(keys, 2*keys, 80)
+		s.init(keys, 2*keys, 80, 0)
 		if n := len(s.table); n < 2*keys || n%blockWords != 0 || n < 2*blockWords {
 			t.Fatalf("%d keys: %d words, want at least %d in whole blocks", keys, n, 2*keys)
 		}
@@ -192,7 +192,7 @@ func TestSketchBlocks(t *testing.T) {
 
 func TestSketch(t *testing.T) {
 	var s sketch
-	s.init(64, 64, 10)
+	s.init(64, 64, 10, 0)
 	h := mix.Mix(42)
 	for i := range 20 {
 		if got, want := s.estimate(h), min(i, 15); got != want {
@@ -525,39 +525,47 @@ func TestWarmChangesNothing(t *testing.T) {
 	}
 }
 
-// TestSketchGrowCarriesCounts checks that a sketch grown with the keys it
-// counted gives each the same estimate, and forgets the others.
-func TestSketchGrowCarriesCounts(t *testing.T) {
-	var s sketch
-	s.init(1<<20, 64, 40)
-	kept := map[uint64]int{}
-	for k := range uint64(20) {
-		h := mix.Mix(k + 1)
-		for range k % 16 {
-			s.increment(h)
+// TestSketchGrowKeepsEstimates checks that a sketch that starts narrow
+// keeps every key's estimate each time it grows, the keys it counted and
+// the others alike, up to its full width, which is that of a sketch built
+// full.
+func TestSketchGrowKeepsEstimates(t *testing.T) {
+	for _, keys := range []int{1000, 12345, 100_000} {
+		var full, s sketch
+		full.init(keys, sketchWords(keys, false), 40, 0)
+		s.init(keys, sketchWords(keys, false), 40, 4)
+		if len(s.table) >= len(full.table)/8 {
+			t.Fatalf("%d keys: narrow table of %d words, full %d", keys, len(s.table), len(full.table))
 		}
-		kept[h] = s.estimate(h)
-	}
-	other := mix.Mix(1000)
-	s.increment(other)
-	added := s.added
-	s.grow(4096, func(yield func(uint64)) {
-		for h := range kept {
-			yield(h)
+		const probes = 5000
+		for k := range uint64(probes) {
+			for range k % 7 {
+				s.increment(mix.Mix(k))
+			}
 		}
-	})
-	if len(s.table) != 4096 || s.added != added {
-		t.Fatalf("grown to %d words, %d increments counted; want 4096 and %d", len(s.table), s.added, added)
-	}
-	for h, want := range kept {
-		// 20 keys in 512 blocks: a shared counter would be a collision
-		// of all four, which these hashes do not have.
-		if got := s.estimate(h); got != want {
-			t.Errorf("key %x: estimate %d after growing, %d before", h, got, want)
+		want := make([]int, 2*probes) // half the probes never counted
+		for k := range want {
+			want[k] = s.estimate(mix.Mix(uint64(k)))
 		}
-	}
-	if got := s.estimate(other); got != 0 {
-		t.Errorf("a key not carried over: estimate %d after growing, want 0", got)
+		added := s.added
+		for step := 0; s.shift > 0; step++ {
+			s.grow()
+			if got := uint64(len(s.table)); got != s.blocks*blockWords || s.blocks != s.width() {
+				t.Fatalf("%d keys, step %d: %d words for %d blocks", keys, step, got, s.blocks)
+			}
+			for k, w := range want {
+				if got := s.estimate(mix.Mix(uint64(k))); got != w {
+					t.Fatalf("%d keys, step %d: key %d estimate %d after growing, %d before", keys, step, k, got, w)
+				}
+			}
+		}
+		if len(s.table) != len(full.table) || s.added != added {
+			t.Fatalf("%d keys: grown to %d words, %d increments; want %d words, %d", keys, len(s.table), s.added, len(full.table), added)
+		}
+		s.grow() // full: nothing to do
+		if len(s.table) != len(full.table) {
+			t.Fatalf("%d keys: a full sketch grew to %d words", keys, len(s.table))
+		}
 	}
 }
 

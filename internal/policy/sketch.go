@@ -19,9 +19,16 @@ import "math/bits"
 // Three hash choices gave 49.39–49.51% blocked and 49.54–49.58% with a
 // word per counter anywhere in the table: a small loss that we take, as
 // Caffeine does, for one cache miss per key instead of four.
+//
+// A sketch may start narrower than its full width and grow (see grow): a
+// key's block is its block in the full-width table of span blocks, shifted
+// right by shift, so that each block of a table splits into two of the
+// table twice as wide, and growing keeps every key's counters.
 type sketch struct {
 	table   []uint64
 	blocks  uint64 // len(table) / blockWords
+	span    uint64 // blocks of the full-width table
+	shift   uint   // how many times the table has still to double
 	added   uint64
 	resetAt uint64
 	keys    int // the capacity it was sized for
@@ -32,43 +39,45 @@ const blockWords = 8
 
 // init sizes the sketch for capacity keys with about words words of
 // counters (rounded up to whole blocks, at least two), halving its counters
-// every period × capacity increments.
-func (s *sketch) init(capacity, words int, period uint64) {
-	s.alloc(words)
+// every period × capacity increments. The table starts 2^shift times
+// narrower (see grow).
+func (s *sketch) init(capacity, words int, period uint64, shift uint) {
+	s.span = uint64(max(2, (words+blockWords-1)/blockWords))
+	s.shift = shift
+	s.table = make([]uint64, s.width()*blockWords)
+	s.blocks = s.width()
 	s.added = 0
 	s.keys = capacity
 	s.resetAt = max(period*uint64(capacity), 16*period)
 }
 
-// grow replaces the table with one of about words words (whole blocks)
-// and carries over the counts of the keys whose hashes each yields: each
-// gets its old estimate in the new table (or more, where it shares a
-// counter with another key). Counts of other keys are lost. The reset
-// schedule (added, resetAt) is kept.
-func (s *sketch) grow(words int, each func(yield func(h uint64))) {
-	old := *s
-	s.alloc(words)
-	each(func(h uint64) {
-		c := uint64(old.estimate(h))
-		if c == 0 {
-			return
-		}
-		b, y := s.block(h)
-		for i := range 4 {
-			w, sh := slot(b, y, i)
-			if (s.table[w]>>sh)&15 < c {
-				s.table[w] = s.table[w]&^(15<<sh) | c<<sh
-			}
-		}
-	})
+// width returns the number of blocks of a table at the current shift: one
+// more than the largest block of the full-width table shifted right.
+func (s *sketch) width() uint64 { return (s.span-1)>>s.shift + 1 }
+
+// grow doubles the table's width (the last step adds what is left to the
+// full width), unless it is full. Every block of the old table splits into
+// two of the new (block j of the new table is in block j/2 of the old),
+// each a copy of the old block, so every key, counted or not, keeps its
+// estimate. A sequential copy of the table: no key is hashed again. The
+// reset schedule (added, resetAt) is kept.
+func (s *sketch) grow() {
+	if s.shift == 0 {
+		return
+	}
+	old := s.table
+	s.shift--
+	s.blocks = s.width()
+	s.table = make([]uint64, s.blocks*blockWords)
+	for j := uint64(0); j < s.blocks; j++ {
+		copy(s.table[j*blockWords:(j+1)*blockWords], old[j/2*blockWords:])
+	}
 }
 
-// alloc gives the sketch a zeroed table of about words words, rounded up
-// to whole blocks, at least two.
-func (s *sketch) alloc(words int) {
-	n := max(2, (words+blockWords-1)/blockWords)
-	s.table = make([]uint64, n*blockWords)
-	s.blocks = uint64(n)
+// keysNow returns the number of keys the table is sized for at its current
+// width: the capacity divided by 2^shift, rounded up.
+func (s *sketch) keysNow() int {
+	return (s.keys-1)>>s.shift + 1
 }
 
 // pow2Words returns the smallest power of two, 16 at least, that is not
@@ -92,7 +101,7 @@ func (s *sketch) block(h uint64) (uint64, uint64) {
 	x ^= x >> 29
 	y := x * 0xbf58476d1ce4e5b9
 	y ^= y >> 32
-	return (x >> 32 * s.blocks >> 32) * blockWords, y // any number of blocks
+	return (x >> 32 * s.span >> 32 >> s.shift) * blockWords, y // any number of blocks
 }
 
 // slot returns the word index and the bit shift of counter i, given h's
