@@ -96,9 +96,9 @@ type TinyLFU struct {
 	protectedMax uint64
 	weight       uint64
 
-	sketch     *sketch
-	hash       node.Hasher
-	rng        uint64
+	sketch *sketch
+	hash   node.Hasher
+	rng    uint64
 
 	sim *miniSim // nil for weighted caches and until started
 	// simSeed seeds the miniatures, which start once the cache is a
