@@ -202,17 +202,34 @@ const minWriteQueue = 2 * maxWriteBatch
 // bytes less per entry (memory.md's method, 100 caches), and ran the
 // evicting workloads at a capacity of 1,000 (100, 90 and 50% reads, 2 and
 // 8 goroutines, 4 alternating pairs) at 1.01 times the throughput.
+//
+// A large cache also gets one segment per maxSegmentEntries of its bound
+// (up to maxSegments), whatever the processors: a segment's table grows
+// by a rebuild that hashes every key it holds again under the segment's
+// lock, and a Set that finds the lock taken waits for the rebuild. While
+// a cache bounded at 10 million entries filled (one goroutine, two
+// processors), with 64 segments about a hundred Sets took 20 to 300 ms,
+// nearly all waiting for rebuilds; with 1,024, a dozen took 20 to 35 ms,
+// none for a rebuild of more than 20 ms.
 func segments(maxEntries, procs int) int {
 	n := 4
 	for n < 32*procs && n < 1024 && (maxEntries == 0 || 2*n*minSegmentEntries <= maxEntries) {
+		n <<= 1
+	}
+	for n < maxSegments && maxEntries/n > maxSegmentEntries {
 		n <<= 1
 	}
 	return n
 }
 
 // minSegmentEntries is the fewest entries per segment of a bounded cache
-// for which segments adds segments beyond the first 4.
-const minSegmentEntries = 512
+// for which segments adds segments beyond the first 4; maxSegmentEntries
+// the most, up to maxSegments segments.
+const (
+	minSegmentEntries = 512
+	maxSegmentEntries = 16384
+	maxSegments       = 4096
+)
 
 // expireBudget bounds how many timer-wheel nodes one maintenance pass visits.
 const expireBudget = 4096

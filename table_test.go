@@ -157,7 +157,9 @@ func TestProbeStopsAfterOneLap(t *testing.T) {
 
 // TestSegments pins how many segments a cache gets: 4 for small caches,
 // up to 32 per processor for large or unbounded ones, never fewer than
-// minSegmentEntries entries of the bound per segment beyond the first 4.
+// minSegmentEntries entries of the bound per segment beyond the first 4,
+// and as many as keep at most maxSegmentEntries per segment (up to
+// maxSegments), whatever the processors.
 func TestSegments(t *testing.T) {
 	for _, c := range []struct{ maxEntries, procs, want int }{
 		{10, 2, 4},
@@ -169,11 +171,14 @@ func TestSegments(t *testing.T) {
 		{16384, 2, 32},
 		{32768, 2, 64},
 		{1 << 20, 2, 64},
+		{1<<20 + 64, 2, 128}, // more than maxSegmentEntries per segment
+		{10_000_000, 2, 1024},
+		{1 << 30, 2, 4096},
 		{0, 2, 64},
 		{0, 1, 32},
 		{100_000, 64, 128},
 		{0, 64, 1024},
-		{1 << 30, 64, 1024},
+		{1 << 30, 64, 4096},
 	} {
 		if got := segments(c.maxEntries, c.procs); got != c.want {
 			t.Errorf("segments(%d, %d) = %d, want %d", c.maxEntries, c.procs, got, c.want)

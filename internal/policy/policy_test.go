@@ -2,6 +2,7 @@ package policy
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/cachekit/cachekit/internal/mix"
@@ -172,13 +173,16 @@ func TestSketchBlocks(t *testing.T) {
 		}
 		used := make([]int, s.blocks)
 		for k := range uint64(64 * s.blocks) {
-			b, y := s.block(mix.Mix(k))
+			b, y := s.index(mix.Mix(k))
+			if b >= s.blocks {
+				t.Fatalf("%d keys: key %d in block %d of %d", keys, k, b, s.blocks)
+			}
 			for i := range 4 {
-				if w, sh := slot(b, y, i); w >= uint64(len(s.table)) || sh > 60 {
-					t.Fatalf("%d keys: counter %d of key %d at word %d shift %d, table of %d words", keys, i, k, w, sh, len(s.table))
+				if w, sh := slot(y, i); w >= blockWords || sh > 60 {
+					t.Fatalf("%d keys: counter %d of key %d at word %d shift %d", keys, i, k, w, sh)
 				}
 			}
-			used[b/blockWords]++
+			used[b]++
 		}
 		for i, n := range used {
 			// 64 keys per block on average: a block with fewer than 16
@@ -528,42 +532,87 @@ func TestWarmChangesNothing(t *testing.T) {
 // TestSketchGrowKeepsEstimates checks that a sketch that starts narrow
 // keeps every key's estimate each time it grows, the keys it counted and
 // the others alike, up to its full width, which is that of a sketch built
-// full.
+// full. ref is the same sketch, but copies each growth at once: halvings
+// in the middle of a copy give what they give after it; increments in the
+// middle of a copy count a key whose block is not yet copied in the old
+// block, which both halves of it get, so they may only raise estimates
+// above ref's.
 func TestSketchGrowKeepsEstimates(t *testing.T) {
 	for _, keys := range []int{1000, 12345, 100_000} {
-		var full, s sketch
+		var full, s, ref sketch
 		full.init(keys, sketchWords(keys, false), 40, 0)
-		s.init(keys, sketchWords(keys, false), 40, 4)
+		// A long period: the scheduled halving counts the odd counters of
+		// the table, which differ while a copy is underway.
+		s.init(keys, sketchWords(keys, false), 1000, 4)
+		ref.init(keys, sketchWords(keys, false), 1000, 4)
 		if len(s.table) >= len(full.table)/8 {
 			t.Fatalf("%d keys: narrow table of %d words, full %d", keys, len(s.table), len(full.table))
 		}
 		const probes = 5000
+		inc := func(k uint64) {
+			s.increment(mix.Mix(k))
+			ref.increment(mix.Mix(k))
+		}
 		for k := range uint64(probes) {
 			for range k % 7 {
-				s.increment(mix.Mix(k))
+				inc(k)
 			}
 		}
-		want := make([]int, 2*probes) // half the probes never counted
-		for k := range want {
-			want[k] = s.estimate(mix.Mix(uint64(k)))
+		check := func(step int, what string, exact bool) {
+			t.Helper()
+			for k := range uint64(2 * probes) { // half the probes never counted
+				h := mix.Mix(k)
+				if got, want := s.estimate(h), ref.estimate(h); got < want || exact && got != want {
+					t.Fatalf("%d keys, step %d, %s: key %d estimate %d, want %d", keys, step, what, k, got, want)
+				}
+			}
 		}
-		added := s.added
 		for step := 0; s.shift > 0; step++ {
-			s.grow()
-			if got := uint64(len(s.table)); got != s.blocks*blockWords || s.blocks != s.width() {
-				t.Fatalf("%d keys, step %d: %d words for %d blocks", keys, step, got, s.blocks)
+			before := make([]int, 2*probes)
+			for k := range before {
+				before[k] = s.estimate(mix.Mix(uint64(k)))
 			}
-			for k, w := range want {
+			s.grow()
+			ref.grow()
+			ref.move(ref.blocks)
+			if got := uint64(len(s.table)); got != s.blocks*blockWords || s.blocks != s.width() || s.old == nil {
+				t.Fatalf("%d keys, step %d: %d words for %d blocks, copying %v", keys, step, got, s.blocks, s.old != nil)
+			}
+			for k, w := range before {
 				if got := s.estimate(mix.Mix(uint64(k))); got != w {
 					t.Fatalf("%d keys, step %d: key %d estimate %d after growing, %d before", keys, step, k, got, w)
 				}
 			}
+			check(step, "grown", true)
+			s.move(s.blocks / 3) // a third copied
+			s.halveUp()
+			ref.halveUp()
+			check(step, "halved up while copying", true)
+			s.reset()
+			ref.reset()
+			check(step, "reset while copying", true)
+			for k := range uint64(s.blocks / 4 / moveBlocks) {
+				inc(k * 3)
+			}
+			if s.old == nil {
+				t.Fatalf("%d keys, step %d: copy over too soon", keys, step)
+			}
+			check(step, "counted while copying", false)
+			for k := range uint64(s.blocks) {
+				inc(k)
+			}
+			if s.old != nil || s.moved != s.blocks {
+				t.Fatalf("%d keys, step %d: %d of %d blocks copied", keys, step, s.moved, s.blocks)
+			}
+			check(step, "copied", false)
+			ref = s // the next step from the same counts
+			ref.table = slices.Clone(s.table)
 		}
-		if len(s.table) != len(full.table) || s.added != added {
-			t.Fatalf("%d keys: grown to %d words, %d increments; want %d words, %d", keys, len(s.table), s.added, len(full.table), added)
+		if len(s.table) != len(full.table) {
+			t.Fatalf("%d keys: grown to %d words, want %d", keys, len(s.table), len(full.table))
 		}
 		s.grow() // full: nothing to do
-		if len(s.table) != len(full.table) {
+		if len(s.table) != len(full.table) || s.old != nil {
 			t.Fatalf("%d keys: a full sketch grew to %d words", keys, len(s.table))
 		}
 	}

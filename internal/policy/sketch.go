@@ -25,10 +25,15 @@ import "math/bits"
 // right by shift, so that each block of a table splits into two of the
 // table twice as wide, and growing keeps every key's counters.
 type sketch struct {
-	table   []uint64
-	blocks  uint64 // len(table) / blockWords
-	span    uint64 // blocks of the full-width table
-	shift   uint   // how many times the table has still to double
+	table  []uint64
+	blocks uint64 // len(table) / blockWords
+	span   uint64 // blocks of the full-width table
+	shift  uint   // how many times the table has still to double
+	// While a grown table fills (see grow), old is the table before it and
+	// the blocks of table from moved on are still in old: block b of table
+	// is block b/2 of old. Otherwise old is nil and moved is blocks.
+	old     []uint64
+	moved   uint64
 	added   uint64
 	resetAt uint64
 	keys    int // the capacity it was sized for
@@ -44,8 +49,9 @@ const blockWords = 8
 func (s *sketch) init(capacity, words int, period uint64, shift uint) {
 	s.span = uint64(max(2, (words+blockWords-1)/blockWords))
 	s.shift = shift
-	s.table = make([]uint64, s.width()*blockWords)
 	s.blocks = s.width()
+	s.table = make([]uint64, s.blocks*blockWords)
+	s.old, s.moved = nil, s.blocks
 	s.added = 0
 	s.keys = capacity
 	s.resetAt = max(period*uint64(capacity), 16*period)
@@ -59,19 +65,50 @@ func (s *sketch) width() uint64 { return (s.span-1)>>s.shift + 1 }
 // full width), unless it is full. Every block of the old table splits into
 // two of the new (block j of the new table is in block j/2 of the old),
 // each a copy of the old block, so every key, counted or not, keeps its
-// estimate. A sequential copy of the table: no key is hashed again. The
-// reset schedule (added, resetAt) is kept.
+// estimate, and no key is hashed again. The copy is spread over the next
+// increments (moveBlocks each), so that growing a table of many megabytes
+// is not one long pause; until a block is copied its keys use the old
+// block, and an increment there counts for both halves, as before the
+// growth. The reset schedule (added, resetAt) is kept.
 func (s *sketch) grow() {
 	if s.shift == 0 {
 		return
 	}
-	old := s.table
+	s.move(s.blocks) // the growth before, if unfinished
+	s.old, s.moved = s.table, 0
 	s.shift--
 	s.blocks = s.width()
 	s.table = make([]uint64, s.blocks*blockWords)
-	for j := uint64(0); j < s.blocks; j++ {
-		copy(s.table[j*blockWords:(j+1)*blockWords], old[j/2*blockWords:])
+}
+
+// move copies up to n blocks of a growing table from the old one.
+func (s *sketch) move(n uint64) {
+	if s.old == nil {
+		return
 	}
+	end := min(s.moved+n, s.blocks)
+	for j := s.moved; j < end; j++ {
+		copy(s.table[j*blockWords:(j+1)*blockWords], s.old[j/2*blockWords:])
+	}
+	s.moved = end
+	if end == s.blocks {
+		s.old = nil
+	}
+}
+
+// moveBlocks is how many blocks of a growing table each increment copies:
+// the table has about 0.44 blocks per key it is sized for (1.75 words),
+// and the next growth comes after at least half as many new keys, each
+// counted, so the copy ends within a quarter of that.
+const moveBlocks = 2
+
+// parts returns the words that hold counters: the table, or while it grows,
+// its copied blocks and the old table's blocks not yet copied in full.
+func (s *sketch) parts() (a, b []uint64) {
+	if s.old == nil {
+		return s.table, nil
+	}
+	return s.table[:s.moved*blockWords], s.old[s.moved/2*blockWords:]
 }
 
 // keysNow returns the number of keys the table is sized for at its current
@@ -93,30 +130,41 @@ func pow2Words(capacity int) int {
 // capacity returns the number of keys the sketch was sized for.
 func (s *sketch) capacity() int { return s.keys }
 
-// block returns the index of h's first word, and the bits that pick its
-// counters in the block's words: for counter i, bit i picks the word of
-// the pair and bits 4+4i..7+4i the nibble.
-func (s *sketch) block(h uint64) (uint64, uint64) {
+// line returns h's block (in the old table if it is not yet copied, see
+// grow) and the bits that pick its counters in the block's words: for
+// counter i, bit i picks the word of the pair and bits 4+4i..7+4i the
+// nibble.
+func (s *sketch) line(h uint64) (*[blockWords]uint64, uint64) {
+	b, y := s.index(h)
+	if b >= s.moved {
+		return (*[blockWords]uint64)(s.old[b/2*blockWords:]), y
+	}
+	return (*[blockWords]uint64)(s.table[b*blockWords:]), y
+}
+
+// index returns h's block number in the table and the bits that pick its
+// counters (see line).
+func (s *sketch) index(h uint64) (uint64, uint64) {
 	x := h * 0x9e3779b97f4a7c15
 	x ^= x >> 29
 	y := x * 0xbf58476d1ce4e5b9
 	y ^= y >> 32
-	return (x >> 32 * s.span >> 32 >> s.shift) * blockWords, y // any number of blocks
+	return x >> 32 * s.span >> 32 >> s.shift, y // any number of blocks
 }
 
-// slot returns the word index and the bit shift of counter i, given h's
-// block.
-func slot(b, y uint64, i int) (uint64, uint) {
-	return b + uint64(2*i) + y>>i&1, uint(y>>(4+4*i)&15) << 2 // 16 nibbles per word
+// slot returns the word of the block and the bit shift of counter i, given
+// the bits that line returns.
+func slot(y uint64, i int) (uint64, uint) {
+	return uint64(2*i) + y>>i&1, uint(y>>(4+4*i)&15) << 2 // 16 nibbles per word
 }
 
 // estimate returns the estimated frequency of h, 0 to 15.
 func (s *sketch) estimate(h uint64) int {
 	m := uint64(15)
-	b, y := s.block(h)
+	l, y := s.line(h)
 	for i := range 4 {
-		w, sh := slot(b, y, i)
-		if c := (s.table[w] >> sh) & 15; c < m {
+		w, sh := slot(y, i)
+		if c := (l[w&7] >> sh) & 15; c < m {
 			m = c
 		}
 	}
@@ -128,12 +176,13 @@ func (s *sketch) estimate(h uint64) int {
 // was measured and lost: on lirs-loop at 250 entries the cache's hit ratio
 // fell from 24.3% to 15.5%, and the mean over the trace suite by 0.5 point.
 func (s *sketch) increment(h uint64) {
+	s.move(moveBlocks)
 	added := false
-	b, y := s.block(h)
+	l, y := s.line(h)
 	for i := range 4 {
-		w, sh := slot(b, y, i)
-		if (s.table[w]>>sh)&15 < 15 {
-			s.table[w] += 1 << sh
+		w, sh := slot(y, i)
+		if (l[w&7]>>sh)&15 < 15 {
+			l[w&7] += 1 << sh
 			added = true
 		}
 	}
@@ -149,9 +198,12 @@ func (s *sketch) increment(h uint64) {
 // reset halves every counter.
 func (s *sketch) reset() {
 	var odd int
-	for i, w := range s.table {
-		odd += bits.OnesCount64(w & 0x1111111111111111)
-		s.table[i] = (w >> 1) & 0x7777777777777777
+	a, b := s.parts()
+	for _, part := range [2][]uint64{a, b} {
+		for i, w := range part {
+			odd += bits.OnesCount64(w & 0x1111111111111111)
+			part[i] = (w >> 1) & 0x7777777777777777
+		}
 	}
 	s.added = (s.added - uint64(odd)/4) / 2
 }
@@ -160,7 +212,10 @@ func (s *sketch) reset() {
 // keeps a count of at least one. The count of increments is left as is:
 // the periodic reset stays on its schedule.
 func (s *sketch) halveUp() {
-	for i, w := range s.table {
-		s.table[i] = (w>>1)&0x7777777777777777 + w&0x1111111111111111
+	a, b := s.parts()
+	for _, part := range [2][]uint64{a, b} {
+		for i, w := range part {
+			part[i] = (w>>1)&0x7777777777777777 + w&0x1111111111111111
+		}
 	}
 }
