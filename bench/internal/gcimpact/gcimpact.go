@@ -67,6 +67,9 @@ type Result struct {
 	// cache was built, both after a forced GC.
 	Memory memstat.Delta `json:"memory"`
 	Fill   time.Duration `json:"fill"`
+	// FillMaxSet is the longest Set of the fill (the waits for
+	// asynchronous caches, every syncEvery Sets, not counted).
+	FillMaxSet time.Duration `json:"fill_max_set"`
 	// Forced are the forced collections' wall-clock durations, and
 	// ForcedCPU the GC CPU time they took in all, by runtime/metrics.
 	Forced    []time.Duration `json:"forced"`
@@ -155,7 +158,10 @@ func RunJob(j Job) (Result, error) {
 		defer c.Close()
 		t0 := time.Now()
 		for i := range j.Entries {
-			c.Set(Key(i), newValue(i, j.ValueBytes))
+			k, v := Key(i), newValue(i, j.ValueBytes)
+			s := time.Now()
+			c.Set(k, v)
+			res.FillMaxSet = max(res.FillMaxSet, time.Since(s))
 			if i%syncEvery == syncEvery-1 {
 				adapter.Settle(c)
 			}

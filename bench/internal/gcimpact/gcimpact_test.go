@@ -31,6 +31,9 @@ func TestRunJob(t *testing.T) {
 		if c.cache != None && r.Held != c.entries {
 			t.Errorf("%s holds %d of %d entries", c.cache, r.Held, c.entries)
 		}
+		if filled := c.entries > 0; filled != (r.FillMaxSet > 0) || r.FillMaxSet > r.Fill {
+			t.Errorf("%s: fill %v, slowest Set %v", c.cache, r.Fill, r.FillMaxSet)
+		}
 		if len(r.Forced) < 2 || len(r.Forced) > maxForced || r.ForcedMin() <= 0 || r.ForcedMin() > r.ForcedMedian() {
 			t.Errorf("%s: forced collections %v", c.cache, r.Forced)
 		}
@@ -80,9 +83,13 @@ func TestReport(t *testing.T) {
 		return Result{Cache: cache, Entries: entries, Held: entries, Forced: []time.Duration{2 * forced, forced, 3 * forced}, Window: time.Second,
 			Cycles: 3, GCCPU: 0.5, P50: time.Microsecond, P999: time.Millisecond}
 	}
+	filled := func(r Result) Result {
+		r.Fill, r.FillMaxSet = 3*time.Second, 25*time.Millisecond
+		return r
+	}
 	rep := Report{Header: report.Header{Command: "go run ./bench/cmd/gc", GOMAXPROCS: 2}, Sizes: []int{0, 1000}, Template: tinyJob("", 0), Rounds: 1,
 		Caches: Describe([]string{"map", "bytecache"}),
-		Results: []Result{mk(None, 0, time.Millisecond), mk("map", 0, time.Millisecond), mk("map", 1000, 40*time.Millisecond),
+		Results: []Result{mk(None, 0, time.Millisecond), mk("map", 0, time.Millisecond), filled(mk("map", 1000, 40*time.Millisecond)),
 			mk("bytecache", 0, time.Millisecond), mk("bytecache", 1000, 2*time.Millisecond)}}
 	row, ok := rep.Row("map", 1000)
 	if !ok || row.ForcedMs != 40 || row.ForcedMedMs != 80 || row.GCCPUPerSec != 0.5 || row.P999us != 1000 {
@@ -99,7 +106,7 @@ func TestReport(t *testing.T) {
 		}
 	}
 	md := rep.Markdown(charts)
-	for _, want := range []string{"| none | 1.00 | – |", "| map | 1.00 | 40.00 |", "## Details: 1,000 entries", "![gc-forced](gc-forced.png)"} {
+	for _, want := range []string{"| none | 1.00 | – |", "| map | 1.00 | 40.00 |", "| map | – | 25.0 |", "| map | 1000 | 3.0 | 25.0 |", "## Details: 1,000 entries", "![gc-forced](gc-forced.png)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report lacks %q:\n%s", want, md)
 		}
