@@ -388,14 +388,44 @@ func (t *table[K, V]) each(fn func(*entry[K, V])) {
 
 // rebuild publishes a new table of at least size slots (and s.floor),
 // holding the current table's live entries. The caller holds s.mu.
+//
+// Entries do not keep their hash, so a rebuild reads every key, and each
+// read is usually a cache miss. It hashes the keys of a batch of entries
+// before it inserts them, so that the processor has many of those misses
+// underway at once: the inserts' atomic stores (locked instructions on
+// amd64) wait for every load before them, and one entry at a time left
+// one miss underway. BenchmarkRebuild (200,000 entries): 203-255 ns per
+// entry one at a time, 97-116 by batches of 32 (64: 90-109).
 func (s *segment[K, V]) rebuild(size int) {
 	old := s.tab.Load()
 	t := newTable[K, V](max(size, s.floor))
-	disp := 0
-	old.each(func(e *entry[K, V]) { disp += t.insert(e, s.hash(e.key)) })
+	var (
+		batch   [rebuildBatch]*entry[K, V]
+		hashes  [rebuildBatch]uint64
+		n, disp int
+	)
+	flush := func() {
+		for i, e := range batch[:n] {
+			hashes[i] = s.hash(e.key)
+		}
+		for i, e := range batch[:n] {
+			disp += t.insert(e, hashes[i])
+		}
+		n = 0
+	}
+	old.each(func(e *entry[K, V]) {
+		batch[n] = e
+		if n++; n == rebuildBatch {
+			flush()
+		}
+	})
+	flush()
 	s.disp, s.dispFloor, s.removed = disp, 2*disp, 0
 	s.tab.Store(t)
 }
+
+// rebuildBatch is how many entries a rebuild hashes before it inserts them.
+const rebuildBatch = 32
 
 // clear empties the segment, passing every live entry to fn after taking
 // it out of the index. The caller holds s.mu.
