@@ -204,19 +204,25 @@ const minWriteQueue = 2 * maxWriteBatch
 // 8 goroutines, 4 alternating pairs) at 1.01 times the throughput.
 //
 // A large cache also gets one segment per maxSegmentEntries of its bound
-// (up to maxSegments), whatever the processors: a segment's table grows
-// by a rebuild that hashes every key it holds again under the segment's
-// lock, and a Set that finds the lock taken waits for the rebuild. While
+// (or without one, of initial, Options.InitialCapacity: the only size
+// known of a cache bounded by weight), up to maxSegments, whatever the
+// processors: a segment's table grows (or, churned, is tidied) by a
+// rebuild that hashes every key it holds again under the segment's lock,
+// and a Set that finds the lock taken waits for the rebuild. While
 // a cache bounded at 10 million entries filled (one goroutine, two
 // processors), with 64 segments about a hundred Sets took 20 to 300 ms,
 // nearly all waiting for rebuilds; with 1,024, a dozen took 20 to 35 ms,
 // none for a rebuild of more than 20 ms.
-func segments(maxEntries, procs int) int {
+func segments(maxEntries, initial, procs int) int {
 	n := 4
 	for n < 32*procs && n < 1024 && (maxEntries == 0 || 2*n*minSegmentEntries <= maxEntries) {
 		n <<= 1
 	}
-	for n < maxSegments && maxEntries/n > maxSegmentEntries {
+	size := maxEntries
+	if size == 0 {
+		size = initial
+	}
+	for n < maxSegments && size/n > maxSegmentEntries {
 		n <<= 1
 	}
 	return n
@@ -241,7 +247,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		return nil, err
 	}
 	procs := runtime.GOMAXPROCS(0)
-	nseg := segments(opts.MaxEntries, procs)
+	nseg := segments(opts.MaxEntries, opts.InitialCapacity, procs)
 	c := &cache[K, V]{
 		segs:       make([]segment[K, V], nseg),
 		tabs:       make([]atomic.Pointer[table[K, V]], nseg),

@@ -161,27 +161,30 @@ func TestProbeStopsAfterOneLap(t *testing.T) {
 // and as many as keep at most maxSegmentEntries per segment (up to
 // maxSegments), whatever the processors.
 func TestSegments(t *testing.T) {
-	for _, c := range []struct{ maxEntries, procs, want int }{
-		{10, 2, 4},
-		{1000, 2, 4},
-		{4095, 2, 4},
-		{4096, 2, 8},
-		{8192, 2, 16},
-		{16383, 2, 16},
-		{16384, 2, 32},
-		{32768, 2, 64},
-		{1 << 20, 2, 64},
-		{1<<20 + 64, 2, 128}, // more than maxSegmentEntries per segment
-		{10_000_000, 2, 1024},
-		{1 << 30, 2, 4096},
-		{0, 2, 64},
-		{0, 1, 32},
-		{100_000, 64, 128},
-		{0, 64, 1024},
-		{1 << 30, 64, 4096},
+	for _, c := range []struct{ maxEntries, initial, procs, want int }{
+		{10, 0, 2, 4},
+		{1000, 0, 2, 4},
+		{4095, 0, 2, 4},
+		{4096, 0, 2, 8},
+		{8192, 0, 2, 16},
+		{16383, 0, 2, 16},
+		{16384, 0, 2, 32},
+		{32768, 0, 2, 64},
+		{1 << 20, 0, 2, 64},
+		{1<<20 + 64, 0, 2, 128}, // more than maxSegmentEntries per segment
+		{10_000_000, 0, 2, 1024},
+		{1 << 30, 0, 2, 4096},
+		{0, 0, 2, 64},
+		{0, 0, 1, 32},
+		{100_000, 0, 64, 128},
+		{0, 0, 64, 1024},
+		{1 << 30, 0, 64, 4096},
+		{0, 10_000_000, 2, 1024}, // unbounded or by weight, with a size hint
+		{0, 1000, 2, 64},
+		{1000, 10_000_000, 2, 4}, // the bound, not the hint
 	} {
-		if got := segments(c.maxEntries, c.procs); got != c.want {
-			t.Errorf("segments(%d, %d) = %d, want %d", c.maxEntries, c.procs, got, c.want)
+		if got := segments(c.maxEntries, c.initial, c.procs); got != c.want {
+			t.Errorf("segments(%d, %d, %d) = %d, want %d", c.maxEntries, c.initial, c.procs, got, c.want)
 		}
 	}
 }
