@@ -23,7 +23,9 @@ import "math/bits"
 // A sketch may start narrower than its full width and grow (see grow): a
 // key's block is its block in the full-width table of span blocks, shifted
 // right by shift, so that each block of a table splits into two of the
-// table twice as wide, and growing keeps every key's counters.
+// table twice as wide, and growing keeps every key's counters (and the
+// narrower table's collisions with them: docs/hit-ratio-notes.md, session
+// 19, measures what that changes).
 type sketch struct {
 	table  []uint64
 	blocks uint64 // len(table) / blockWords
@@ -97,9 +99,9 @@ func (s *sketch) move(n uint64) {
 }
 
 // moveBlocks is how many blocks of a growing table each increment copies:
-// the table has about 0.44 blocks per key it is sized for (1.75 words),
-// and the next growth comes after at least half as many new keys, each
-// counted, so the copy ends within a quarter of that.
+// the table has about 0.22 blocks per key it is sized for (1.75 words of
+// 8 per block), and the next growth comes after half as many new keys,
+// each counted at least once, so the copy ends within a fifth of that.
 const moveBlocks = 2
 
 // parts returns the words that hold counters: the table, or while it grows,
