@@ -172,7 +172,7 @@ func (r *Report) DetailTable(size int, names []string) string {
 		if n == None {
 			held = "–"
 		}
-		t.Row(n, held, fillText(x.FillS, "%.1f"), fillText(x.FillMaxMs, "%.1f"), f1(x.HeapMB), f1(x.RSSMB), fmt.Sprintf("%.2f", x.ObjectsM), fmt.Sprintf("%.2f", x.ForcedMs), fmt.Sprintf("%.2f", x.ForcedMedMs), fmt.Sprintf("%.1f", x.ForcedCPUms), cpuText(x.ForcedPCPU),
+		t.Row(n, held, fillText(x.FillS), fillText(x.FillMaxMs), f1(x.HeapMB), f1(x.RSSMB), fmt.Sprintf("%.2f", x.ObjectsM), fmt.Sprintf("%.2f", x.ForcedMs), fmt.Sprintf("%.2f", x.ForcedMedMs), fmt.Sprintf("%.1f", x.ForcedCPUms), cpuText(x.ForcedPCPU),
 			fmt.Sprintf("%.1f", x.Window), fmt.Sprintf("%.0f", x.Cycles), fmt.Sprintf("%.3f", x.GCCPUPerSec), f0(x.MaxPauseUs),
 			f1(x.P50us), f1(x.P99us), f1(x.P999us), f0(x.MaxUs))
 	}
@@ -181,11 +181,11 @@ func (r *Report) DetailTable(size int, names []string) string {
 
 // fillText formats a figure of the fill, "–" where there was none (no
 // cache, or an empty one).
-func fillText(x float64, format string) string {
+func fillText(x float64) string {
 	if x <= 0 {
 		return "–"
 	}
-	return fmt.Sprintf(format, x)
+	return f1(x)
 }
 
 // cpuText formats a process CPU time, "–" where it was not measured.
@@ -275,7 +275,7 @@ func (r *Report) Markdown(charts []string) string {
 	b.WriteString("One goroutine Sets the N entries; the longest of those Sets, the waits for asynchronous caches aside. " +
 		"A cache that grows its index, or its policy's tables, all at once stops the Set that triggers it for as long as that takes. " +
 		"The details give the fill's whole time.\n\n")
-	b.WriteString(r.SummaryTable("ms", func(x Row) string { return fillText(x.FillMaxMs, "%.1f") }))
+	b.WriteString(r.SummaryTable("ms", func(x Row) string { return fillText(x.FillMaxMs) }))
 	b.WriteString("## Request loop p99.9 during churn (µs)\n\n")
 	b.WriteString(r.SummaryTable("µs", func(x Row) string { return f1(x.P999us) }))
 	b.WriteString("## GC CPU during churn (CPU seconds per second)\n\n")
