@@ -70,6 +70,10 @@ type List struct {
 	head, tail *Node
 	len        int
 	weight     uint64
+	// A walk (see StartWalk): walking says one is underway, cursor is the
+	// next node it visits (nil: none left for now).
+	cursor  *Node
+	walking bool
 }
 
 // Len returns the number of nodes in the list.
@@ -95,6 +99,9 @@ func (l *List) PushBack(n *Node) {
 	l.tail = n
 	l.len++
 	l.weight += uint64(n.Weight)
+	if l.walking && l.cursor == nil {
+		l.cursor = n
+	}
 }
 
 // PushFront prepends n, which must not be in any list.
@@ -108,10 +115,16 @@ func (l *List) PushFront(n *Node) {
 	l.head = n
 	l.len++
 	l.weight += uint64(n.Weight)
+	if l.walking {
+		l.cursor = n // the walk visits n, and again the nodes it passed
+	}
 }
 
 // Remove unlinks n, which must be in l.
 func (l *List) Remove(n *Node) {
+	if l.cursor == n {
+		l.cursor = n.next
+	}
 	if n.prev == nil {
 		l.head = n.next
 	} else {
@@ -138,7 +151,13 @@ func (l *List) MoveToBack(n *Node) {
 
 // Replace puts n in old's place; old must be in l and n in no list.
 // The list's weight follows the change from old's weight to n's.
+//
+// During a walk n counts as visited if old was: callers replace a node by
+// one that stands for the same key.
 func (l *List) Replace(old, n *Node) {
+	if l.cursor == old {
+		l.cursor = n
+	}
 	n.prev, n.next = old.prev, old.next
 	if old.prev == nil {
 		l.head = n
@@ -154,5 +173,31 @@ func (l *List) Replace(old, n *Node) {
 	l.weight = l.weight - uint64(old.Weight) + uint64(n.Weight)
 }
 
-// Clear empties the list without touching the nodes' links.
+// Clear empties the list without touching the nodes' links. It ends a
+// walk.
 func (l *List) Clear() { *l = List{} }
+
+// StartWalk starts a walk over the list: WalkNext returns every node in
+// the list, front to back, and the nodes that enter the list or move to
+// its back during the walk (Replace aside), each at least once. A node may
+// be returned more than once (after it moved to the back, say). The walk
+// lasts until EndWalk, so that a node pushed after WalkNext returned nil
+// is still visited: a caller walking several lists ends the walks once
+// every list is exhausted at the same time.
+func (l *List) StartWalk() { l.cursor, l.walking = l.head, true }
+
+// WalkNext returns the next node of the walk, or nil if every node has
+// been visited for now.
+func (l *List) WalkNext() *Node {
+	n := l.cursor
+	if n != nil {
+		l.cursor = n.next
+	}
+	return n
+}
+
+// EndWalk ends a walk.
+func (l *List) EndWalk() { l.cursor, l.walking = nil, false }
+
+// Walking reports whether a walk is underway.
+func (l *List) Walking() bool { return l.walking }

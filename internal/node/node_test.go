@@ -1,6 +1,7 @@
 package node
 
 import (
+	"math/rand/v2"
 	"testing"
 	"unsafe"
 )
@@ -56,6 +57,107 @@ func TestList(t *testing.T) {
 	l.Remove(n[3])
 	if l.Len() != 0 || l.Weight() != 0 || l.Front() != nil || l.Back() != nil {
 		t.Fatal("list not empty")
+	}
+}
+
+// TestWalk checks walks over three lists under random changes: WalkNext
+// returns only nodes in its list, and once every list is exhausted at the
+// same time, every node in the lists has been returned at least once since
+// the walks started (a node that replaced a returned one counts as
+// returned).
+func TestWalk(t *testing.T) {
+	for seed := range uint64(50) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		var lists [3]List
+		in := map[*Node]int{} // node -> its list
+		var nodes []*Node     // nodes in some list, in no order
+		next := uint64(0)
+		fresh := func() *Node { next++; return NewKeyed(next, 1) }
+		add := func(n *Node, i int, front bool) {
+			if front {
+				lists[i].PushFront(n)
+			} else {
+				lists[i].PushBack(n)
+			}
+			in[n] = i
+			nodes = append(nodes, n)
+		}
+		drop := func(j int) *Node {
+			n := nodes[j]
+			lists[in[n]].Remove(n)
+			delete(in, n)
+			nodes[j] = nodes[len(nodes)-1]
+			nodes = nodes[:len(nodes)-1]
+			return n
+		}
+		for range 30 {
+			add(fresh(), rng.IntN(3), false)
+		}
+		for i := range lists {
+			lists[i].StartWalk()
+		}
+		visited := map[*Node]bool{}
+		steps := 0
+		for ; ; steps++ {
+			if steps > 100_000 {
+				t.Fatalf("seed %d: walk not over after %d steps", seed, steps)
+			}
+			switch op := rng.IntN(10); {
+			case op < 2:
+				add(fresh(), rng.IntN(3), rng.IntN(8) == 0)
+			case op < 3 && len(nodes) > 0:
+				drop(rng.IntN(len(nodes)))
+			case op < 4 && len(nodes) > 0:
+				n := nodes[rng.IntN(len(nodes))]
+				lists[in[n]].MoveToBack(n)
+			case op < 5 && len(nodes) > 0:
+				add(drop(rng.IntN(len(nodes))), rng.IntN(3), false)
+			case op < 6 && len(nodes) > 0:
+				j := rng.IntN(len(nodes))
+				old, n := nodes[j], fresh()
+				lists[in[old]].Replace(old, n)
+				in[n] = in[old]
+				delete(in, old)
+				nodes[j] = n
+				if visited[old] {
+					visited[n] = true
+				}
+			default:
+				done := true
+				for i := range lists {
+					n := lists[i].WalkNext()
+					if n == nil {
+						continue
+					}
+					done = false
+					if j, ok := in[n]; !ok || j != i {
+						t.Fatalf("seed %d: list %d's walk returned a node not in it", seed, i)
+					}
+					visited[n] = true
+				}
+				if !done {
+					continue
+				}
+				for _, n := range nodes {
+					if !visited[n] {
+						t.Fatalf("seed %d, step %d: the walk is over, node %d never visited", seed, steps, KeyedHash(n))
+					}
+				}
+				for i := range lists {
+					if !lists[i].Walking() {
+						t.Fatalf("seed %d: list %d stopped walking by itself", seed, i)
+					}
+					lists[i].EndWalk()
+					if lists[i].Walking() || lists[i].WalkNext() != nil {
+						t.Fatalf("seed %d: list %d still walking after EndWalk", seed, i)
+					}
+				}
+			}
+			if !lists[0].Walking() {
+				break
+			}
+		}
+		t.Logf("seed %d: walk over after %d steps, %d nodes", seed, steps, len(nodes))
 	}
 }
 

@@ -529,84 +529,104 @@ func TestWarmChangesNothing(t *testing.T) {
 	}
 }
 
-// TestSketchGrowKeepsEstimates checks that a sketch that starts narrow
-// keeps every key's estimate each time it grows, the keys it counted and
-// the others alike, up to its full width, which is that of a sketch built
-// full. ref is the same sketch, but copies each growth at once: halvings
-// in the middle of a copy give what they give after it; increments in the
-// middle of a copy count a key whose block is not yet copied in the old
-// block, which both halves of it get, so they may only raise estimates
-// above ref's.
-func TestSketchGrowKeepsEstimates(t *testing.T) {
+// TestSketchGrowCarriesEstimates checks a sketch through each growth: the
+// estimates do not change when it grows, count in both tables while it
+// grows, halve as the tables do, and once the counted keys are carried the
+// grown table holds their estimates with no more collisions than a table
+// of its width that counted them directly.
+func TestSketchGrowCarriesEstimates(t *testing.T) {
 	for _, keys := range []int{1000, 12345, 100_000} {
-		var full, s, ref sketch
+		var full, s sketch
 		full.init(keys, sketchWords(keys, false), 40, 0)
-		// A long period: the scheduled halving counts the odd counters of
-		// the table, which differ while a copy is underway.
+		// A long period: no scheduled halving during the test.
 		s.init(keys, sketchWords(keys, false), 1000, 4)
-		ref.init(keys, sketchWords(keys, false), 1000, 4)
 		if len(s.table) >= len(full.table)/8 {
 			t.Fatalf("%d keys: narrow table of %d words, full %d", keys, len(s.table), len(full.table))
 		}
-		const probes = 5000
-		inc := func(k uint64) {
-			s.increment(mix.Mix(k))
-			ref.increment(mix.Mix(k))
+		probes := keys / 2 // keys 0 to probes-1 are counted, the next probes never
+		estimates := func() []int {
+			e := make([]int, 2*probes)
+			for k := range e {
+				e[k] = s.estimate(mix.Mix(uint64(k)))
+			}
+			return e
 		}
 		for k := range uint64(probes) {
 			for range k % 7 {
-				inc(k)
-			}
-		}
-		check := func(step int, what string, exact bool) {
-			t.Helper()
-			for k := range uint64(2 * probes) { // half the probes never counted
-				h := mix.Mix(k)
-				if got, want := s.estimate(h), ref.estimate(h); got < want || exact && got != want {
-					t.Fatalf("%d keys, step %d, %s: key %d estimate %d, want %d", keys, step, what, k, got, want)
-				}
+				s.increment(mix.Mix(k))
 			}
 		}
 		for step := 0; s.shift > 0; step++ {
-			before := make([]int, 2*probes)
-			for k := range before {
-				before[k] = s.estimate(mix.Mix(uint64(k)))
-			}
+			before := estimates()
 			s.grow()
-			ref.grow()
-			ref.move(ref.blocks)
 			if got := uint64(len(s.table)); got != s.blocks*blockWords || s.blocks != s.width() || s.old == nil {
-				t.Fatalf("%d keys, step %d: %d words for %d blocks, copying %v", keys, step, got, s.blocks, s.old != nil)
+				t.Fatalf("%d keys, step %d: %d words for %d blocks, growing %v", keys, step, got, s.blocks, s.old != nil)
 			}
-			for k, w := range before {
-				if got := s.estimate(mix.Mix(uint64(k))); got != w {
-					t.Fatalf("%d keys, step %d: key %d estimate %d after growing, %d before", keys, step, k, got, w)
+			if got := estimates(); !slices.Equal(got, before) {
+				t.Fatalf("%d keys, step %d: estimates changed by the growth", keys, step)
+			}
+			// Counted while growing: in both tables.
+			for k := uint64(0); k < uint64(probes); k += 3 {
+				s.increment(mix.Mix(k))
+			}
+			after := estimates()
+			for k := 0; k < probes; k += 3 {
+				if want := min(15, before[k]+1); after[k] < want {
+					t.Fatalf("%d keys, step %d: key %d estimate %d after an increment, want at least %d", keys, step, k, after[k], want)
 				}
 			}
-			check(step, "grown", true)
-			s.move(s.blocks / 3) // a third copied
+			// Carry half the keys, then halve (a copy).
+			for k := range uint64(probes / 2) {
+				s.carry(mix.Mix(k))
+			}
+			before = estimates()
+			saved := s
+			s.table, s.old = slices.Clone(s.table), slices.Clone(s.old)
 			s.halveUp()
-			ref.halveUp()
-			check(step, "halved up while copying", true)
+			for k, e := range estimates() {
+				if want := (before[k] + 1) / 2; e != want {
+					t.Fatalf("%d keys, step %d: key %d estimate %d after halving up %d", keys, step, k, e, before[k])
+				}
+			}
 			s.reset()
-			ref.reset()
-			check(step, "reset while copying", true)
-			for k := range uint64(s.blocks / 4 / moveBlocks) {
-				inc(k * 3)
+			for k, e := range estimates() {
+				if want := (before[k] + 1) / 2 / 2; e != want {
+					t.Fatalf("%d keys, step %d: key %d estimate %d after halving up and down %d", keys, step, k, e, before[k])
+				}
 			}
-			if s.old == nil {
-				t.Fatalf("%d keys, step %d: copy over too soon", keys, step)
+			s = saved
+			// Carry the rest (the first half again: no change), and end.
+			for k := range uint64(probes) {
+				s.carry(mix.Mix(k))
 			}
-			check(step, "counted while copying", false)
-			for k := range uint64(s.blocks) {
-				inc(k)
+			before = estimates()
+			s.carried()
+			if s.old != nil {
+				t.Fatalf("%d keys, step %d: still growing", keys, step)
 			}
-			if s.old != nil || s.moved != s.blocks {
-				t.Fatalf("%d keys, step %d: %d of %d blocks copied", keys, step, s.moved, s.blocks)
+			after = estimates()
+			if !slices.Equal(after[:probes], before[:probes]) {
+				t.Fatalf("%d keys, step %d: carried estimates changed when the growth ended", keys, step)
 			}
-			check(step, "copied", false)
-			ref = s // the next step from the same counts
-			ref.table = slices.Clone(s.table)
+			// The never-counted keys' estimates: the collisions of the new
+			// width, as in a table of that width that counted the carried
+			// estimates directly.
+			var direct sketch
+			direct.init(keys, sketchWords(keys, false), 1000, s.shift)
+			for k := range uint64(probes) {
+				for range after[k] {
+					direct.increment(mix.Mix(k))
+				}
+			}
+			var got, want int
+			for k := uint64(probes); k < uint64(2*probes); k++ {
+				got += s.estimate(mix.Mix(k))
+				want += direct.estimate(mix.Mix(k))
+			}
+			if got > want+want/4+10 {
+				t.Fatalf("%d keys, step %d: never-counted keys' estimates sum to %d, %d in a table counted directly", keys, step, got, want)
+			}
+			t.Logf("%d keys, step %d (%d blocks): never-counted keys' estimates sum to %d (direct: %d)", keys, step, s.blocks, got, want)
 		}
 		if len(s.table) != len(full.table) {
 			t.Fatalf("%d keys: grown to %d words, want %d", keys, len(s.table), len(full.table))
@@ -621,18 +641,127 @@ func TestSketchGrowKeepsEstimates(t *testing.T) {
 // TestSketchGrowsWithPopulation checks that the sketch of a cache bounded
 // by count starts small and reaches its full width as the cache fills.
 func TestSketchGrowsWithPopulation(t *testing.T) {
-	const max = 100_000
-	p := NewTinyLFU(max, false, 1, node.KeyedHash)
-	if got, want := len(p.sketch.table), sketchWords(sketchFirstKeys, false); got > want+blockWords {
-		t.Fatalf("new cache of %d: sketch of %d words, want about %d", max, got, want)
-	}
-	for k := range uint64(max) {
-		p.Add(node.NewKeyed(mix.Mix(k), 1))
-		for p.Evict() != nil {
+	for _, max := range []int{5_000, 12_345, 100_000} {
+		p := NewTinyLFU(uint64(max), false, 1, node.KeyedHash)
+		if got, want := len(p.sketch.table), sketchWords(sketchFirstKeys, false); got > want+blockWords {
+			t.Fatalf("new cache of %d: sketch of %d words, want about %d", max, got, want)
+		}
+		var nodes []*node.Node
+		for k := range uint64(max) {
+			n := node.NewKeyed(mix.Mix(k), 1)
+			nodes = append(nodes, n)
+			p.Add(n)
+			for p.Evict() != nil {
+			}
+			if k%3 == 0 { // reads move keys to the back of their queues
+				p.Access(nodes[k/2])
+			}
+		}
+		if got, want := len(p.sketch.table), sketchWords(max, false); got < want || got > want+blockWords {
+			t.Fatalf("full cache of %d: sketch of %d words, want %d", max, got, want)
+		}
+		if p.sketch.old != nil || p.window.Walking() || p.probation.Walking() || p.protected.Walking() {
+			t.Fatalf("full cache of %d: still carrying keys to the grown sketch", max)
+		}
+		for k, n := range nodes {
+			if n.Flags != p.carryMark {
+				t.Fatalf("full cache of %d: key %d not carried to the last table", max, k)
+			}
 		}
 	}
-	if got, want := len(p.sketch.table), sketchWords(max, false); got < want || got > want+blockWords {
-		t.Fatalf("full cache of %d: sketch of %d words, want %d", max, got, want)
+}
+
+// TestCarryCarriesEveryKey grows a sketch and carries its keys batch by
+// batch, the last batch short: every key must be carried, with the
+// estimate it had before the growth, and the growth must end.
+func TestCarryCarriesEveryKey(t *testing.T) {
+	const max, keys = 100_000, 3_000 // 3,000 keys: 93 batches and 24 more
+	p := NewTinyLFU(max, false, 1, node.KeyedHash)
+	var nodes []*node.Node
+	for k := range uint64(keys) {
+		n := node.NewKeyed(mix.Mix(k), 1)
+		nodes = append(nodes, n)
+		p.Add(n)
+		for range k % 5 {
+			p.Access(n)
+		}
+	}
+	if p.sketch.old != nil {
+		t.Fatal("growing before the population reached the sketch's width")
+	}
+	before := make([]int, keys)
+	for k, n := range nodes {
+		before[k] = p.sketch.estimate(node.KeyedHash(n))
+	}
+	p.growSketch()
+	batches := 0
+	for ; p.sketch.old != nil; batches++ {
+		if batches > keys {
+			t.Fatal("carrying never ends")
+		}
+		p.carryBatch()
+	}
+	if want := keys/carryBatch + 1; batches != want {
+		t.Errorf("carried in %d batches, want %d", batches, want)
+	}
+	for k, n := range nodes {
+		if n.Flags != p.carryMark {
+			t.Fatalf("key %d not carried", k)
+		}
+		if got := p.sketch.estimate(node.KeyedHash(n)); got != before[k] {
+			t.Fatalf("key %d: estimate %d after carrying, %d before the growth", k, got, before[k])
+		}
+	}
+}
+
+// TestGrownSketchResistsOneTimeKeys fills a TinyLFU, its sketch growing as
+// it fills, then requests twice as many keys never seen before, each twice
+// in a row (the second request a hit in the window, which does not count):
+// they must displace no more of the filled keys than with a sketch at full
+// width from the start. Growing by copying each block of the narrow table
+// into the two it splits into kept 92.4% of the keys at 100,000 entries
+// (89.6% at 1,000,000), against 98.5% at full width.
+func TestGrownSketchResistsOneTimeKeys(t *testing.T) {
+	const max = 100_000
+	kept := func(seed uint64, full bool) int {
+		p := NewTinyLFU(max, false, seed, node.KeyedHash)
+		if full {
+			p.sketch.init(p.sketch.keys, sketchWords(p.sketch.keys, false), sketchPeriod(false), 0)
+		}
+		m := map[uint64]*node.Node{}
+		salt := mix.Mix(seed + 1)
+		request := func(k uint64) {
+			h := mix.Mix(k ^ salt)
+			if n, ok := m[h]; ok {
+				p.Access(n)
+				return
+			}
+			n := node.NewKeyed(h, 1)
+			m[h] = n
+			p.Add(n)
+			for v := p.Evict(); v != nil; v = p.Evict() {
+				delete(m, node.KeyedHash(v))
+			}
+		}
+		for k := range uint64(3 * max) { // the fill, then the one-time keys
+			request(k)
+			request(k)
+		}
+		n := 0
+		for k := range uint64(max) {
+			if _, ok := m[mix.Mix(k^salt)]; ok {
+				n++
+			}
+		}
+		return n
+	}
+	for seed := range uint64(2) {
+		grown, full := kept(seed, false), kept(seed, true)
+		t.Logf("seed %d: %d of %d filled keys kept with a grown sketch, %d with a full one", seed, grown, max, full)
+		if grown < full-max/200 || grown < max*97/100 {
+			t.Errorf("seed %d: %d of %d filled keys kept with a grown sketch, want at least 97%% and %d (full width) - 0.5%%",
+				seed, grown, max, full)
+		}
 	}
 }
 
