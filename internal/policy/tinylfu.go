@@ -118,7 +118,7 @@ type TinyLFU struct {
 	// (caches bounded by count; see Access).
 	skipWindowHits bool
 
-	// While the sketch grows: requests' carrying not yet done (see carry),
+	// While the sketch grows: requests' carrying not yet done (see carryKeys),
 	// and a sink for the words carryBatch reads ahead. carryMark is the
 	// value of node.Flags of the nodes carried (see growSketch).
 	carryOwed int
@@ -260,7 +260,7 @@ func (p *TinyLFU) Add(n *node.Node) {
 		p.fill.age(p.sketch, uint64(p.Len())+1)
 	}
 	p.push(n)
-	p.carry()
+	p.carryKeys()
 	if p.startSim && p.weight >= p.max/miniStartFill {
 		p.sim, p.startSim = newMiniSim(p.max, p.simSeed), false
 		// Capped like the sketch: 16 MB at most.
@@ -300,9 +300,9 @@ func (p *TinyLFU) growSketch() {
 	p.protected.StartWalk()
 }
 
-// carry carries tracked keys to a growing sketch: carryPerRequest keys for
+// carryKeys carries tracked keys to a growing sketch: carryPerRequest keys for
 // each call, carryBatch at a time.
-func (p *TinyLFU) carry() {
+func (p *TinyLFU) carryKeys() {
 	if p.sketch.old == nil {
 		return
 	}
@@ -435,7 +435,7 @@ func (p *TinyLFU) Access(n *node.Node) {
 	if !inWindow || !p.skipWindowHits {
 		p.sketch.increment(h)
 	}
-	p.carry()
+	p.carryKeys()
 	p.adapt(h)
 }
 
