@@ -118,9 +118,10 @@ type TinyLFU struct {
 	// (caches bounded by count; see Access).
 	skipWindowHits bool
 
-	// While the sketch grows: requests' carrying not yet done (see carryKeys),
-	// and a sink for the words carryBatch reads ahead. carryMark is the
-	// value of node.Flags of the nodes carried (see growSketch).
+	// While the sketch grows: the requests' carrying not yet done (see
+	// carryKeys), and a sink for the words carryBatch reads ahead.
+	// carryMark is the value of node.Flags of the nodes carried (see
+	// growSketch).
 	carryOwed int
 	readAhead uint64
 	carryMark uint8
@@ -300,8 +301,8 @@ func (p *TinyLFU) growSketch() {
 	p.protected.StartWalk()
 }
 
-// carryKeys carries tracked keys to a growing sketch: carryPerRequest keys for
-// each call, carryBatch at a time.
+// carryKeys carries tracked keys to a growing sketch: carryPerRequest
+// keys for each call, carryBatch at a time.
 func (p *TinyLFU) carryKeys() {
 	if p.sketch.old == nil {
 		return
