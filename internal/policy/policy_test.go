@@ -639,7 +639,9 @@ func TestSketchGrowCarriesEstimates(t *testing.T) {
 }
 
 // TestSketchGrowsWithPopulation checks that the sketch of a cache bounded
-// by count starts small and reaches its full width as the cache fills.
+// by count starts small and reaches its full width as the cache fills,
+// and that each growth ends with every tracked key carried, though reads
+// and removals move and take out keys while the growths walk the queues.
 func TestSketchGrowsWithPopulation(t *testing.T) {
 	for _, max := range []int{5_000, 12_345, 100_000} {
 		p := NewTinyLFU(uint64(max), false, 1, node.KeyedHash)
@@ -656,6 +658,16 @@ func TestSketchGrowsWithPopulation(t *testing.T) {
 			if k%3 == 0 { // reads move keys to the back of their queues
 				p.Access(nodes[k/2])
 			}
+			if k%11 == 0 && k > 0 { // and removals take keys out of them
+				if v := nodes[k-1]; v.Queue != 0 {
+					p.Remove(v)
+				}
+			}
+		}
+		for p.Len() < max { // refill what the removals took
+			n := node.NewKeyed(mix.Mix(uint64(len(nodes))), 1)
+			nodes = append(nodes, n)
+			p.Add(n)
 		}
 		if got, want := len(p.sketch.table), sketchWords(max, false); got < want || got > want+blockWords {
 			t.Fatalf("full cache of %d: sketch of %d words, want %d", max, got, want)
@@ -664,7 +676,7 @@ func TestSketchGrowsWithPopulation(t *testing.T) {
 			t.Fatalf("full cache of %d: still carrying keys to the grown sketch", max)
 		}
 		for k, n := range nodes {
-			if n.Flags != p.carryMark {
+			if n.Queue != 0 && n.Flags != p.carryMark {
 				t.Fatalf("full cache of %d: key %d not carried to the last table", max, k)
 			}
 		}
