@@ -2596,3 +2596,60 @@ func TestWriteQueueSize(t *testing.T) {
 		}
 	}
 }
+
+// TestSketchGrowthUnderLoad fills a cache whose policy's sketch grows with
+// the population (bounded at 40,000 entries, it starts sized for 2,500
+// keys and doubles four times) while other goroutines read and delete:
+// each growth walks the policy's queues as they change. The cache's
+// bookkeeping must hold, and every key written and not deleted must be
+// found or have been evicted.
+func TestSketchGrowthUnderLoad(t *testing.T) {
+	const max, keys = 40_000, 60_000
+	var evicted sync.Map
+	c := ctNew(t, Options[int, int]{MaxEntries: max, OnEvict: func(k, v int, cause Cause) {
+		if cause == CauseCapacity {
+			evicted.Store(k, true)
+		}
+	}})
+	var wg sync.WaitGroup
+	for w := range 2 { // writers: even and odd keys
+		wg.Go(func() {
+			for k := w; k < keys; k += 2 {
+				c.Set(k, k)
+			}
+		})
+	}
+	wg.Go(func() { // a reader of the keys written early
+		for k := 0; k < keys; k++ {
+			c.Get(k / 4)
+		}
+	})
+	wg.Go(func() { // a deleter of every seventh key
+		for k := 0; k < keys; k += 7 {
+			c.Delete(k)
+		}
+	})
+	wg.Wait()
+	if err := c.checkInvariants(); err != nil {
+		t.Fatal(err)
+	}
+	// At most keys/7 deletions can have taken held keys out.
+	if n := c.Len(); n > max || n < max-keys/7-1 {
+		t.Fatalf("Len %d after %d keys written, bound %d", n, keys, max)
+	}
+	for k := range keys {
+		v, ok := c.Peek(k)
+		if ok && v != k {
+			t.Fatalf("key %d holds %d", k, v)
+		}
+	}
+	// A second pass over the keys: the sketch is at full width now, and a
+	// key requested again must be found unless it was deleted or evicted.
+	for k := range keys {
+		if _, ok := c.Get(k); !ok {
+			if _, gone := evicted.Load(k); !gone && k%7 != 0 {
+				t.Fatalf("key %d neither found, evicted nor deleted", k)
+			}
+		}
+	}
+}
