@@ -197,6 +197,15 @@ type miniSim struct {
 	best  int
 }
 
+// miniSketchWords returns the width of the sketch of miniatures of
+// capacity entries for a cache of limit entries: as many words per key as
+// the cache's own sketch has (sketchWords), so that a miniature is the
+// cache it stands for.
+func miniSketchWords(capacity, limit uint64) int {
+	keys := uint64(sketchCapacity(limit, false))
+	return max(int(capacity+capacity*3/4), int(sketchMinWords*capacity/keys))
+}
+
 // newMiniSim returns miniatures for a cache of limit entries. The cost is
 // bounded whatever limit is: fewer than 2 × miniMinCapacity keys per
 // miniature, and per sampled request one lookup, one sketch update and
@@ -218,7 +227,7 @@ func newMiniSim(limit uint64, seed uint64) *miniSim {
 		// 190 sampled keys after its fill).
 		slots: make([]miniKey, 1, 64),
 		keys:  newKeyTable()}
-	m.sketch.init(int(capacity), sketchWords(int(capacity), false), sketchPeriod(false), 0)
+	m.sketch.init(int(capacity), miniSketchWords(capacity, limit), sketchPeriod(false), 0)
 	for i, share := range miniWindows {
 		mi := &m.minis[i]
 		w, p := windowSplit(share, capacity)

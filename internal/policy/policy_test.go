@@ -350,6 +350,9 @@ func TestMiniSimSharingIsExact(t *testing.T) {
 		refs := make([]ref, len(miniWindows))
 		for i, share := range miniWindows {
 			p := newTinyLFU(uint64(m.capacity), false, seed, node.KeyedHash)
+			// As wide as the miniatures' sketch: as the cache's in words per
+			// key, wider than a cache of the miniatures' size would have.
+			p.sketch.init(m.capacity, miniSketchWords(uint64(m.capacity), max), sketchPeriod(false), 0)
 			p.fill = newFillAger(m.mask + 1)
 			p.setWindowShare(share)
 			if i >= miniGhosted {
@@ -835,6 +838,28 @@ func TestMiniaturesSeeLoopJustOverCapacity(t *testing.T) {
 		if ratio < 0.9 {
 			t.Errorf("seed %d: the loop's last laps hit %.3f, want at least 0.9 (window %d of %d)",
 				seed, ratio, p.WindowMax(), max)
+		}
+	}
+}
+
+// TestSketchWidth checks the width of a counted cache's sketch: 1.75 words
+// per key, but at least sketchMinWords, and its miniatures' sketch as many
+// words per key as the cache's.
+func TestSketchWidth(t *testing.T) {
+	for _, limit := range []uint64{50, 250, 584, 585, 1000, 12345, 100_000} {
+		words := sketchWords(int(limit), false)
+		if want := max(int(limit*7/4), sketchMinWords); words < want-1 || words > want+1 {
+			t.Errorf("limit %d: %d words, want %d", limit, words, want)
+		}
+		m := newMiniSim(limit, 1)
+		mini := miniSketchWords(uint64(m.capacity), limit)
+		perKey, miniPerKey := float64(words)/float64(limit), float64(mini)/float64(m.capacity)
+		if miniPerKey < perKey*0.99 || miniPerKey > perKey*1.01+1/float64(m.capacity) {
+			t.Errorf("limit %d: the miniatures' sketch has %.3f words per key (%d for %d), the cache's %.3f",
+				limit, miniPerKey, mini, m.capacity, perKey)
+		}
+		if len(m.sketch.table) < mini {
+			t.Errorf("limit %d: the miniatures' sketch has %d words, want %d", limit, len(m.sketch.table), mini)
 		}
 	}
 }
