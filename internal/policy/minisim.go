@@ -85,8 +85,9 @@ const (
 // that never gets there (one sized generously) does not pay for them:
 // about 52 bytes per sampled key (a 48-byte slot and 2 to 8 bytes of the
 // key table; a few hundred keys, up to a few thousand under churn), a
-// sketch of at most 5.4 kB (1.75 words per miniature entry) and the ghosted
-// miniatures' filters, 512 bytes each at most.
+// sketch of at most 8 kB (the cache's words per key: 1.75 per miniature
+// entry, 5.4 kB at most, for caches of 585 entries and more) and the
+// ghosted miniatures' filters, 512 bytes each at most.
 // Measured on the trace suite (TestSuite), starting them at a quarter of
 // the maximum hits about as often as starting them with the cache (mean
 // 49.27% against 49.29%, before the ghost), while starting them at the

@@ -44,9 +44,9 @@ const (
 )
 
 // sketchWords returns how many words of counters a TinyLFU's sketch of
-// keys keys has: 1.75 per key for a cache bounded by count, the power of
-// two at or above one per key (as Caffeine) for a weighted cache, whose
-// sketch grows with its population.
+// keys keys has: 1.75 per key for a cache bounded by count (at least
+// sketchMinWords), the power of two at or above one per key (as Caffeine)
+// for a weighted cache, whose sketch grows with its population.
 //
 // A wider sketch estimates better (fewer collisions), at 8 bytes per word.
 // Measured on the trace suite (TestSuite, mean / points below the best
