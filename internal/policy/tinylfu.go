@@ -80,9 +80,10 @@ func sketchWords(keys int, weighted bool) int {
 // bounded by count (8 kB): caches of fewer than 585 entries get more than
 // 1.75 words per key. In a small cache the keys competing for the main
 // space are many times its capacity (a loop of 1,011 keys through 250
-// entries), and with 1.75 words per cached key the four counters of about
-// 4% of them all collide with other keys': their estimates stay high, and
-// each time they come back they beat a victim that will be asked for
+// entries), and with 1.75 words per cached key their counters hold about
+// 0.6 keys each, so that for about 4% of them (1 - e^-0.6, to the fourth)
+// all four counters collide with other keys': their estimates stay high,
+// and each time they come back they beat a victim that will be asked for
 // sooner (lirs-loop at 250 entries: 18,843 admissions by frequency, about
 // 37 a lap). TestSuite (mean / points below the best peer − 0.1 per run,
 // seeds 0-7 and 8-15): no minimum 49.62 / 13.50 and 49.61 / 13.12; 512
