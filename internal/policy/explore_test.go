@@ -60,7 +60,14 @@ func hashKeys(keys []uint64, seed uint64) []uint64 {
 }
 
 func replayHR(keys []uint64, p Policy) float64 {
-	idx := map[uint64]*node.Node{}
+	hits := replay(keys, p, map[uint64]*node.Node{})
+	return 100 * float64(hits) / float64(len(keys))
+}
+
+// replay requests the key hashes from p (Access on a hit; Add, then Evict
+// until nothing is left to evict, on a miss), with idx the keys p holds,
+// and returns the hits.
+func replay(keys []uint64, p Policy, idx map[uint64]*node.Node) int {
 	hits := 0
 	for _, h := range keys {
 		if n := idx[h]; n != nil {
@@ -75,7 +82,7 @@ func replayHR(keys []uint64, p Policy) float64 {
 			delete(idx, node.KeyedHash(v))
 		}
 	}
-	return 100 * float64(hits) / float64(len(keys))
+	return hits
 }
 
 // TestExplore replays traces through the default policy and through

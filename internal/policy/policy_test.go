@@ -743,25 +743,13 @@ func TestGrownSketchResistsOneTimeKeys(t *testing.T) {
 		if full {
 			p.sketch.init(p.sketch.keys, sketchWords(p.sketch.keys, false), sketchPeriod(false), 0)
 		}
-		m := map[uint64]*node.Node{}
 		salt := mix.Mix(seed + 1)
-		request := func(k uint64) {
-			h := mix.Mix(k ^ salt)
-			if n, ok := m[h]; ok {
-				p.Access(n)
-				return
-			}
-			n := node.NewKeyed(h, 1)
-			m[h] = n
-			p.Add(n)
-			for v := p.Evict(); v != nil; v = p.Evict() {
-				delete(m, node.KeyedHash(v))
-			}
-		}
+		var keys []uint64
 		for k := range uint64(3 * max) { // the fill, then the one-time keys
-			request(k)
-			request(k)
+			keys = append(keys, mix.Mix(k^salt), mix.Mix(k^salt))
 		}
+		m := map[uint64]*node.Node{}
+		replay(keys, p, m)
 		n := 0
 		for k := range uint64(max) {
 			if _, ok := m[mix.Mix(k^salt)]; ok {
