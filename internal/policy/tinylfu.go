@@ -283,6 +283,11 @@ func (p *TinyLFU) Add(n *node.Node) {
 		p.sim, p.startSim = newMiniSim(p.max, p.simSeed), false
 		// Capped like the sketch: 16 MB at most.
 		p.ghost = newGhostFilter(uint64(sketchCapacity(p.max, false)) / ghostGenShare)
+		// Follow the miniatures' first recommendation (miniStart) from
+		// their start: the cache switches only when it changes, so a
+		// start other than initialWindow would otherwise never apply.
+		p.setWindowShare(p.sim.share())
+		p.useGhost = p.sim.ghost()
 	}
 	p.adapt(h)
 }
