@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cachekit/cachekit/internal/mix"
 	"github.com/cachekit/cachekit/internal/node"
@@ -849,5 +850,113 @@ func TestSketchWidth(t *testing.T) {
 		if len(m.sketch.table) < mini {
 			t.Errorf("limit %d: the miniatures' sketch has %d words, want %d", limit, len(m.sketch.table), mini)
 		}
+	}
+}
+
+// TestSketchSweepIsExact checks that a sketch whose halvings are sweeps
+// (every table counts as large) estimates every key as one that halves in
+// one pass does, at every step, and ends each sweep with the same counters
+// and the same count of increments: through periodic resets, halvings up,
+// growths (which finish a sweep) and halvings while growing (one pass).
+func TestSketchSweepIsExact(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3, 4} {
+		t.Logf("seed %d", seed)
+		r := rand.New(rand.NewPCG(seed, 99))
+		const keys = 3000
+		var pass, swept sketch
+		// Period 2: a reset every 6,000 increments; starting 8 times
+		// narrower, the table grows three times.
+		pass.init(keys, sketchWords(keys, false), 2, 3)
+		swept.init(keys, sketchWords(keys, false), 2, 3)
+		pass.sweepWords = 1 << 62
+		swept.sweepWords = 0
+		z := rand.NewZipf(r, 1.1, 1, 3*keys)
+		sweeps, growths := 0, 0
+		for step := range 200_000 {
+			h := mix.Mix(z.Uint64())
+			switch x := r.IntN(1000); {
+			case x == 0:
+				pass.halveUp()
+				swept.halveUp()
+			case x == 1 && pass.shift > 0 && pass.old == nil:
+				pass.grow()
+				swept.grow()
+				growths++
+			case x < 40 && pass.old != nil:
+				// Carry a few keys; end the growth now and then.
+				for k := range uint64(3 * keys) {
+					if k%uint64(10+x) == 0 {
+						pass.carry(mix.Mix(k))
+						swept.carry(mix.Mix(k))
+					}
+				}
+				if x < 10 {
+					pass.carried()
+					swept.carried()
+				}
+			default:
+				pass.increment(h)
+				swept.increment(h)
+			}
+			if swept.sweeping {
+				sweeps++
+			}
+			for range 4 {
+				p := mix.Mix(r.Uint64N(4 * keys))
+				if a, b := pass.estimate(p), swept.estimate(p); a != b {
+					t.Fatalf("step %d: estimate %d in one pass, %d swept", step, a, b)
+				}
+			}
+			if !swept.sweeping {
+				if !slices.Equal(pass.table, swept.table) || pass.added != swept.added {
+					t.Fatalf("step %d: tables or counts differ after a sweep (added %d and %d)", step, pass.added, swept.added)
+				}
+				if slices.ContainsFunc(swept.ahead, func(w uint64) bool { return w != 0 }) {
+					t.Fatalf("step %d: marks left after a sweep", step)
+				}
+			}
+		}
+		if sweeps == 0 || growths == 0 {
+			t.Fatalf("the test swept in %d steps and grew %d times", sweeps, growths)
+		}
+	}
+}
+
+// BenchmarkSketchReset measures the periodic halving of a sketch sized for
+// 10 million keys (140 MB): each iteration brings the count of increments
+// to the reset, then increments until the halving is over (at once in one
+// pass; after about 1.1 million increments with a sweep). It reports the
+// longest increment ("max-ms": the halving's pause under the cache's
+// maintenance lock) and the increments an iteration took:
+//
+//	go test -run XXX -bench SketchReset -benchtime 5x ./internal/policy
+func BenchmarkSketchReset(b *testing.B) {
+	const keys = 10_000_000
+	var s sketch
+	s.init(keys, sketchWords(keys, false), sketchPeriod(false), 0)
+	for i := range s.table {
+		s.table[i] = mix.Mix(uint64(i)) & 0x7777777777777777 // no counter saturated
+	}
+	for _, mode := range []string{"pass", "sweep"} {
+		b.Run(mode, func(b *testing.B) {
+			s.sweepWords = sweepMinWords
+			if mode == "pass" {
+				s.sweepWords = len(s.table) + 1
+			}
+			var longest time.Duration
+			n, h := 0, uint64(0)
+			for b.Loop() {
+				s.added = s.resetAt - 1
+				for s.added >= s.resetAt-1 || s.sweeping {
+					h++
+					t := time.Now()
+					s.increment(mix.Mix(h))
+					longest = max(longest, time.Since(t))
+					n++
+				}
+			}
+			b.ReportMetric(float64(longest.Microseconds())/1000, "max-ms")
+			b.ReportMetric(float64(n)/float64(b.N), "increments/op")
+		})
 	}
 }
