@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -868,7 +869,7 @@ func TestSketchSweepIsExact(t *testing.T) {
 		// narrower, the table grows three times.
 		pass.init(keys, sketchWords(keys, false), 2, 3)
 		swept.init(keys, sketchWords(keys, false), 2, 3)
-		pass.sweepWords = 1 << 62
+		pass.sweepWords = math.MaxInt
 		swept.sweepWords = 0
 		z := rand.NewZipf(r, 1.1, 1, 3*keys)
 		sweeps, growths := 0, 0
