@@ -9,7 +9,7 @@ import "iter"
 // the cells after it back, so there are no tombstones and a lookup stops
 // at the first empty cell. The table doubles when it would be more than
 // half full and never shrinks: it holds at most a few thousand keys (see
-// miniMinCapacity).
+// miniLeast).
 //
 // It replaced a map[uint64]uint16, which cost about 35 bytes per key
 // against 2 to 8 here: a cache of 1,000 entries under churn holds about

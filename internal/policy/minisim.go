@@ -59,6 +59,10 @@ const miniGhosted = 8
 // line); 128 lost more (49.46 / 14.88 on seeds 0-7).
 const (
 	miniMinCapacity = 192 // the sampling rate keeps miniatures at least this large
+	// and at least 1/miniShare of the cache, up to miniMaxCapacity (see
+	// miniLeast)
+	miniShare       = 64
+	miniMaxCapacity = 1536
 	miniEpoch       = 8   // epoch length, in multiples of a miniature's capacity (sampled requests)
 	miniDecay       = 0.5 // weight of the previous epochs' hits
 	miniStart       = 1   // index in miniWindows of the share used until the first epoch ends
@@ -84,10 +88,11 @@ const (
 // The miniatures start when the cache is a quarter full, so that a cache
 // that never gets there (one sized generously) does not pay for them:
 // about 52 bytes per sampled key (a 48-byte slot and 2 to 8 bytes of the
-// key table; a few hundred keys, up to a few thousand under churn), a
-// sketch of at most 8 kB (the cache's words per key: 1.75 per miniature
-// entry, 5.4 kB at most, for caches of 585 entries and more) and the
-// ghosted miniatures' filters, 512 bytes each at most.
+// key table; about as many keys as a miniature's entries after the fill,
+// up to four times as many under churn; see miniLeast), a sketch of the
+// cache's words per key (1.75 per miniature entry for caches of 585
+// entries and more: 43 kB at most) and the ghosted miniatures' filters
+// (12 bits per key, two generations of a third of a miniature each).
 // Measured on the trace suite (TestSuite), starting them at a quarter of
 // the maximum hits about as often as starting them with the cache (mean
 // 49.27% against 49.29%, before the ghost), while starting them at the
@@ -160,10 +165,10 @@ func (s *miniKey) setQueue(i int, q uint8) {
 var _ [16 - len(miniWindows)]struct{}
 
 // A slot index is 16 bits: the slots in use are at most the keys the
-// miniatures hold (each fewer than 2 × miniMinCapacity), one being
+// miniatures hold (each fewer than 2 × miniMaxCapacity), one being
 // requested, and the unused slot 0. This fails to compile if they might
 // not fit.
-var _ [1<<16 - len(miniWindows)*2*miniMinCapacity - 2]struct{}
+var _ [1<<16 - len(miniWindows)*2*miniMaxCapacity - 2]struct{}
 
 // miniList is a miniature's queue: slot indices, 0 for none.
 type miniList struct {
@@ -198,6 +203,33 @@ type miniSim struct {
 	best  int
 }
 
+// miniLeast returns the smallest miniature for a cache of limit entries:
+// miniMinCapacity, or 1/miniShare of the cache if that is more, up to
+// miniMaxCapacity. The sampling rate then gives miniatures of least to
+// 2 × least − 1 entries (less the sampling margin).
+//
+// A large cache's miniatures sampled as few keys as a small cache's (192
+// to 383), and on the large caches of the trace suite the sample's noise
+// decided which share the cache followed: arc-p3 at 100,000 entries hit
+// 38.57% to 40.8% depending on the hash seed. With miniatures of at least
+// a sixty-fourth of the cache, caches above 12,288 entries sample one
+// request in 32 to 64 (up to 98,304 entries; beyond, miniatures of 1,536
+// to 3,071 entries) instead of one in 64 or more, and hold about one
+// 48-byte slot per miniature entry after their fill (up to four under a
+// churn of new keys): about 0.75 byte per cached entry, 3 under churn.
+// The largest miniature is the largest whose slot indices fit in 16
+// bits. TestSuite (mean / points below the best peer − 0.1 per run):
+// seeds 0–7 49.70 / 12.75 → 49.72 / 12.25, seeds 8–15 49.69 / 13.00 →
+// 49.71 / 12.38; arc-p3 @100000 40.03 → 40.79 (its worst seed 38.57 →
+// 40.27) and 40.11 → 40.80, scarab-recs @100000 +0.27 and +0.17, no other
+// point moved by more than 0.11. A thirty-second of the cache, up to
+// 3,072 entries, did no better (seeds 0–7: 49.72 / 12.25, scarab-recs
+// @50000 −0.35); a hundred-and-twenty-eighth, up to 768, gained less on
+// arc-p3 @400000 and lost 0.18 on scarab-recs @50000.
+func miniLeast(limit uint64) uint64 {
+	return min(max(limit/miniShare, miniMinCapacity), miniMaxCapacity)
+}
+
 // miniSketchWords returns the width of the sketch of miniatures of
 // capacity entries for a cache of limit entries: as many words per key as
 // the cache's own sketch has (sketchWords), so that a miniature is the
@@ -208,12 +240,12 @@ func miniSketchWords(capacity, limit uint64) int {
 }
 
 // newMiniSim returns miniatures for a cache of limit entries. The cost is
-// bounded whatever limit is: fewer than 2 × miniMinCapacity keys per
+// bounded whatever limit is: fewer than 2 × miniMaxCapacity keys per
 // miniature, and per sampled request one lookup, one sketch update and
 // len(miniWindows) miniature updates.
 func newMiniSim(limit uint64, seed uint64) *miniSim {
-	rate := uint64(1)
-	for limit/(2*rate) >= miniMinCapacity {
+	rate, least := uint64(1), miniLeast(limit)
+	for limit/(2*rate) >= least {
 		rate *= 2
 	}
 	capacity := max(limit/rate, 1)

@@ -281,24 +281,31 @@ func TestMiniSimChoosesShare(t *testing.T) {
 	}
 }
 
-// The sampling rate keeps every miniature between miniMinCapacity and
+// The sampling rate keeps every miniature between miniLeast(limit) and
 // twice that (less the margin), whatever the cache's size: the bound the
 // 16-bit slot indices rely on, and what the miniatures cost a cache of
 // 1,000 entries (1 key in 4, miniatures of 222 entries).
 func TestMiniSimSize(t *testing.T) {
-	for _, limit := range []uint64{1, 100, 383, 384, 500, 767, 768, 1000, 1024, 10_000, 100_000, 1 << 30} {
+	for _, limit := range []uint64{1, 100, 383, 384, 500, 767, 768, 1000, 1024, 10_000, 12_288, 12_352,
+		50_000, 100_000, 196_608, 1 << 30} {
 		m := newMiniSim(limit, 1)
 		rate := m.mask + 1
+		least := miniLeast(limit)
 		full := max(limit/rate, 1) // before the margin
-		if rate > 1 && (full < miniMinCapacity || full >= 2*miniMinCapacity) {
+		if rate > 1 && (full < least || full >= 2*least) {
 			t.Errorf("limit %d: rate %d gives miniatures of %d entries before the margin, want %d to %d",
-				limit, rate, full, miniMinCapacity, 2*miniMinCapacity-1)
+				limit, rate, full, least, 2*least-1)
 		}
-		if rate == 1 && limit >= 2*miniMinCapacity {
+		if rate == 1 && limit >= 2*least {
 			t.Errorf("limit %d: every key sampled, want a rate above 1", limit)
 		}
 		if want := full - sampleMargin(full, rate); uint64(m.capacity) != want {
 			t.Errorf("limit %d: miniatures of %d entries, want %d", limit, m.capacity, want)
+		}
+	}
+	for limit, want := range map[uint64]uint64{1000: 192, 12_288: 192, 12_352: 193, 50_000: 781, 100_000: 1536, 1 << 30: 1536} {
+		if got := miniLeast(limit); got != want {
+			t.Errorf("limit %d: miniatures of at least %d entries, want %d", limit, got, want)
 		}
 	}
 	if m := newMiniSim(1000, 1); m.mask != 3 || m.capacity != 222 {
