@@ -49,7 +49,7 @@ for p in "$@"; do
 	echo "== $p ($(date -u '+%H:%M:%S') UTC, load $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?'))"
 	case $p in
 	throughput) bench/run.sh ;;
-	hitratio) TRACES=$traces bench/run-hitratio.sh ;;
+	hitratio) TRACES=$traces JSON=$out/hit-ratio.json bench/run-hitratio.sh ;;
 	synthetic) go run ./bench/cmd/hitratio -synthetic -md $out/hit-ratio-synthetic.md -json $out/hit-ratio-synthetic.json -chart-dir $out ;;
 	loading) go run ./bench/cmd/stampede -rounds 20 -md $out/loading.md ${NOTE:+-note "$NOTE"} ;;
 	visibility) go run ./bench/cmd/visibility -md $out/visibility.md -json $out/visibility.json ${NOTE:+-note "$NOTE"} ;;
