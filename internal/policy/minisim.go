@@ -58,11 +58,9 @@ const miniGhosted = 8
 // 59.33, and mixed at 1,000 74.42 → 74.32 against 74.36, crossed the
 // line); 128 lost more (49.46 / 14.88 on seeds 0-7).
 const (
-	miniMinCapacity = 192 // the sampling rate keeps miniatures at least this large
-	// and at least 1/miniShare of the cache, up to miniMaxCapacity (see
-	// miniLeast)
-	miniShare       = 64
-	miniMaxCapacity = 1536
+	miniMinCapacity = 192  // the sampling rate keeps miniatures at least this large,
+	miniShare       = 64   // and at least 1/miniShare of the cache,
+	miniMaxCapacity = 1536 // up to this (see miniLeast)
 	miniEpoch       = 8   // epoch length, in multiples of a miniature's capacity (sampled requests)
 	miniDecay       = 0.5 // weight of the previous epochs' hits
 	miniStart       = 1   // index in miniWindows of the share used until the first epoch ends
@@ -212,13 +210,13 @@ type miniSim struct {
 // to 383), and on the large caches of the trace suite the sample's noise
 // decided which share the cache followed: arc-p3 at 100,000 entries hit
 // 38.57% to 40.8% depending on the hash seed. With miniatures of at least
-// a sixty-fourth of the cache, caches above 12,288 entries sample one
-// request in 32 to 64 (up to 98,304 entries; beyond, miniatures of 1,536
-// to 3,071 entries) instead of one in 64 or more, and hold about one
-// 48-byte slot per miniature entry after their fill (up to four under a
-// churn of new keys): about 0.75 byte per cached entry, 3 under churn.
-// The largest miniature is the largest whose slot indices fit in 16
-// bits. TestSuite (mean / points below the best peer − 0.1 per run):
+// a sixty-fourth of the cache, caches above 12,288 entries sample one key
+// in 32 to 64 up to 98,304 entries (a cache of 100,000 sampled one in 256
+// before), and larger caches keep miniatures of 1,536 to 3,071 entries,
+// the largest whose slot indices fit in 16 bits. The miniatures hold
+// about one 48-byte slot per miniature entry after the fill, up to four
+// under a churn of new keys: memory.md's heap after the fill at 100,000
+// entries went from 81 to 82 bytes per entry. TestSuite (mean / points below the best peer − 0.1 per run):
 // seeds 0–7 49.70 / 12.75 → 49.72 / 12.25, seeds 8–15 49.69 / 13.00 →
 // 49.71 / 12.38; arc-p3 @100000 40.03 → 40.79 (its worst seed 38.57 →
 // 40.27) and 40.11 → 40.80, scarab-recs @100000 +0.27 and +0.17, no other
