@@ -61,10 +61,10 @@ const (
 	miniMinCapacity = 192  // the sampling rate keeps miniatures at least this large,
 	miniShare       = 64   // and at least 1/miniShare of the cache,
 	miniMaxCapacity = 1536 // up to this (see miniLeast)
-	miniEpoch       = 8   // epoch length, in multiples of a miniature's capacity (sampled requests)
-	miniDecay       = 0.5 // weight of the previous epochs' hits
-	miniStart       = 1   // index in miniWindows of the share used until the first epoch ends
-	miniStartFill   = 4   // the miniatures start when the cache holds 1/miniStartFill of its maximum
+	miniEpoch       = 8    // epoch length, in multiples of a miniature's capacity (sampled requests)
+	miniDecay       = 0.5  // weight of the previous epochs' hits
+	miniStart       = 1    // index in miniWindows of the share used until the first epoch ends
+	miniStartFill   = 4    // the miniatures start when the cache holds 1/miniStartFill of its maximum
 	// miniSwitchMargin is how much more (relatively) the best miniature
 	// must have scored than the one the cache follows for the cache to
 	// switch to it.
