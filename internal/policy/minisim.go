@@ -216,7 +216,11 @@ type miniSim struct {
 // the largest whose slot indices fit in 16 bits. The miniatures hold
 // about one 48-byte slot per miniature entry after the fill, up to four
 // under a churn of new keys: memory.md's heap after the fill at 100,000
-// entries went from 81 to 82 bytes per entry. TestSuite (mean / points below the best peer − 0.1 per run):
+// entries went from 81 to 82 bytes per entry. The miniatures' work per
+// request grows as the rate falls: replaying 4 million Zipf requests
+// through a TinyLFU of 100,000 entries (rate 64 against 512) took 18 ns
+// more per request (median of 6 alternating pairs, +1 to +56 ns, of 160
+// to 270). TestSuite (mean / points below the best peer − 0.1 per run):
 // seeds 0–7 49.70 / 12.75 → 49.72 / 12.25, seeds 8–15 49.69 / 13.00 →
 // 49.71 / 12.38; arc-p3 @100000 40.03 → 40.79 (its worst seed 38.57 →
 // 40.27) and 40.11 → 40.80, scarab-recs @100000 +0.27 and +0.17, no other
