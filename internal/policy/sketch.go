@@ -287,13 +287,13 @@ func (s *sketch) reset() {
 	odd := 0
 	for i, w := range s.old {
 		odd += bits.OnesCount64(w & 0x1111111111111111)
-		s.old[i] = (w >> 1) & 0x7777777777777777
+		s.old[i] = halveWord(w, false)
 	}
 	for i, w := range s.table {
 		if s.old == nil {
 			odd += bits.OnesCount64(w & 0x1111111111111111)
 		}
-		s.table[i] = (w >> 1) & 0x7777777777777777
+		s.table[i] = halveWord(w, false)
 	}
 	s.added = (s.added - uint64(odd)/4) / 2
 }
