@@ -2560,6 +2560,55 @@ func TestVictimRemovedAfterPass(t *testing.T) {
 	}
 }
 
+// A pass that drains a full write queue has about a queue's worth of
+// victims; its buffer is kept for the next passes, so that evicting
+// allocates nothing but the entries. Before, a buffer past a fixed 1,024
+// victims (append gave it 1,280 for a queue of 1,024) was thrown away by
+// every such pass. Overlapping passes (one still dropping its victims when
+// the next starts) each find a buffer of their own among the spares. The
+// test runs the passes' steps itself, on entries that are not in the
+// index, so no background pass interferes.
+func TestVictimBuffersKept(t *testing.T) {
+	h := ctNew(t, Options[int, int]{MaxEntries: 1 << 20})
+	c := h.c
+	q := c.writes.Cap()
+	pass := func(first int) *victimBuf[int, int] {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		for k := first; k < first+q; k++ {
+			c.drop(newEntry[int, int](k, 0), CauseCapacity)
+		}
+		return c.takeVictims()
+	}
+	spare := func() (n, largest int) {
+		for i := range c.spares {
+			if vb := c.spares[i].Load(); vb != nil {
+				n, largest = n+1, max(largest, cap(vb.vs))
+			}
+		}
+		return n, largest
+	}
+	// Overlapping passes: each takes its victims before the others drop
+	// theirs.
+	var vbs []*victimBuf[int, int]
+	for i := range maxSpares {
+		vbs = append(vbs, pass(i*q))
+	}
+	for _, vb := range vbs {
+		c.dropVictims(vb, nil)
+	}
+	if n, largest := spare(); n != maxSpares || largest < q {
+		t.Fatalf("after %d passes of %d victims, %d spare buffers (largest %d), want %d (largest at least %d)",
+			maxSpares, q, n, largest, maxSpares, q)
+	}
+	// The next passes reuse them.
+	if a := testing.AllocsPerRun(10, func() {
+		c.dropVictims(pass(0), nil)
+	}); a != float64(q) {
+		t.Errorf("a pass of %d victims allocates %v times, want %d (its entries only)", q, a, q)
+	}
+}
+
 // A word-sized value is replaced in place (value.go): a Set that lands on
 // a victim between the pass and the removal changes the victim's value, so
 // the new value leaves with it, as if the Set had come just before the
