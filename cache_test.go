@@ -2563,7 +2563,7 @@ func TestVictimRemovedAfterPass(t *testing.T) {
 // A pass that drains a full write queue has about a queue's worth of
 // victims; its buffer is kept for the next passes, so that evicting
 // allocates nothing but the entries. Before, a buffer past a fixed 1,024
-// victims (append gave it 1,280 for a queue of 1,024) was thrown away by
+// victims (append gives 1,135 to a buffer of 1,024 victims) was thrown away by
 // every such pass. Overlapping passes (one still dropping its victims when
 // the next starts) each find a buffer of their own among the spares. The
 // test runs the passes' steps itself, on entries that are not in the

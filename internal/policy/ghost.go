@@ -9,10 +9,11 @@ import "math/bits"
 // list either: two Bloom filters of 12 bits per key and four probes in one
 // block (see ghostBlockWords; about 0.7% false positives each), the current
 // one taking the new keys and the previous one still answering, swapped and
-// cleared when the current one holds gen keys. A key is remembered for the next gen to 2 × gen refusals.
-// With gen a third of the cache's maximum (ghostGenShare) that is 8 bits
-// per entry of the maximum, 1 MB for a million entries, against the
-// sketch's 8 bytes (both stop growing at 2^24 entries).
+// cleared when the current one holds gen keys. A key is remembered for the
+// next gen to 2 × gen refusals. With gen a third of the cache's maximum
+// (ghostGenShare) that is 8 bits per entry of the maximum, 1 MB for a
+// million entries, against the sketch's 8 bytes (both stop growing at 2^24
+// entries).
 type ghostFilter struct {
 	cur, prev []uint64
 	blocks    uint64 // blocks of ghostBlockWords words in each filter
@@ -34,9 +35,8 @@ const ghostBitsPerKey = 12
 // not move beyond its noise (TestSuite, mean / points below the best peer
 // per run: hash seeds 0-7 49.72 / 12.25 -> 49.73 / 12.25, seeds 8-15
 // 49.71 / 12.38 -> 49.71 / 12.75, arc-p3 @100000 going 40.80 -> 40.61 on
-// its best peer's 40.67), and on BenchmarkEvict
-// (uniform, 90% reads, 32 goroutines) add's share of the CPU profile went
-// 5.4% -> 3.4-4.6%.
+// its best peer's 40.67), and on BenchmarkEvict (uniform, 90% reads, 32
+// goroutines) add's share of the CPU profile went 5.4% -> 3.4-4.6%.
 const ghostBlockWords = 8
 
 // newGhostFilter returns a filter whose generations hold gen keys each.
