@@ -9,13 +9,13 @@ import (
 )
 
 // BenchmarkEntrySize is GetPut's pure hit path (100/0, GOMAXPROCS
-// goroutines) through xsync.Map with values of 8, 16, 24 and 40 bytes,
-// so that its entries (key and value, one allocation each) take 16, 24, 32
-// and 48 bytes, the last being the size of a cachekit entry for uint64 keys and
-// values (its policy links and a word of weight and flags make 40 bytes,
-// allocated as 48). It measures what the target "a
-// hit costs at most 1.3× an xsync.Map load" asks of an entry's size, with
-// nothing else changed. Names: EntrySize/bytes=32.
+// goroutines) through xsync.Map with values of 8, 16, 24 and 40 bytes, so
+// that its entries (key and value, one allocation each) take 16, 24, 32
+// and 48 bytes, the last being the size of a cachekit entry for uint64 keys
+// and values (its policy links and a word of weight and flags make 40
+// bytes, allocated as 48). It measures what the target "a hit costs at
+// most 1.3× an xsync.Map load" asks of an entry's size, with nothing else
+// changed. Names: EntrySize/bytes=32.
 //
 // go test -run XXX -bench EntrySize -benchtime 2s -count 3
 func BenchmarkEntrySize(b *testing.B) {
