@@ -36,7 +36,8 @@ const ghostBitsPerKey = 12
 // per run: hash seeds 0-7 49.72 / 12.25 -> 49.73 / 12.25, seeds 8-15
 // 49.71 / 12.38 -> 49.71 / 12.75, arc-p3 @100000 going 40.80 -> 40.61 on
 // its best peer's 40.67), and on BenchmarkEvict (uniform, 90% reads, 32
-// goroutines) add's share of the CPU profile went 5.4% -> 3.4-4.6%.
+// goroutines) add's share of the CPU profile went from 5.4-5.6% (two
+// profiles) to 3.4-5.4% (three): the four misses had overlapped.
 const ghostBlockWords = 8
 
 // newGhostFilter returns a filter whose generations hold gen keys each.
