@@ -38,10 +38,10 @@ type sketch struct {
 
 	// A halving of a large table is a sweep (see startSweep): sweeping
 	// says one is underway, sweep is the next block it halves, up whether
-	// it rounds up (halveUp) or down (reset). A block past the sweep that a key's
-	// access halved early has its bit set in ahead. A reset's sweep counts
-	// the odd counters it meets in odd, and before is the count of
-	// increments when it started.
+	// it rounds up (halveUp) or down (reset). A block past the sweep that
+	// a key's access halved early has its bit set in ahead. A reset's
+	// sweep counts the odd counters it meets in odd, and before is the
+	// count of increments when it started.
 	sweeping   bool
 	up         bool
 	sweep      uint64
