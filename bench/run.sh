@@ -1,5 +1,6 @@
 #!/bin/sh
-# Regenerates docs/benchmarks/throughput.md and docs/benchmarks/throughput.json
+# Regenerates docs/benchmarks/throughput.md, its charts (throughput-*.png) and
+# docs/benchmarks/throughput.json
 # with the throughput command: every cache, every workload, GOMAXPROCS ×1, ×4
 # and ×16 goroutines, 3 interleaved rounds of 1 s runs (about 25 minutes on
 # 2 cores). Run it on a quiet machine: the figures are only as good as the

@@ -8,9 +8,10 @@
 // Every cache runs every cell (a workload at a read share with a number of
 // goroutines) once per round, with a fresh instance each time; rounds are
 // interleaved (round 1: every cache, round 2: every cache, ...), and the
-// tables show the medians over the rounds. The tables go to standard
-// output, progress to standard error. bench/run.sh regenerates
-// docs/benchmarks/throughput.md with this command.
+// tables show the medians over the rounds, with a bar chart per workload
+// and goroutine count. The tables go to standard output, progress to
+// standard error. bench/run.sh regenerates docs/benchmarks/throughput.md
+// with this command.
 //
 // The flags are:
 //
@@ -29,6 +30,10 @@
 //	-seed N          seed of the operation streams (default 1)
 //	-json FILE       write the report as JSON
 //	-md FILE         write the report as a Markdown document
+//	-chart-dir DIR   where the charts go (default: the Markdown file's
+//	                 directory)
+//	-from-json FILE  draw the document and charts again from a JSON
+//	                 report instead of measuring
 //	-note TEXT       a note for the Markdown document's header
 package main
 
@@ -54,58 +59,85 @@ func main() {
 
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("throughput", stderr)
-	rounds := fs.Int("rounds", 3, "rounds; every cache runs every cell once per round")
-	duration := fs.Duration("duration", time.Second, "time per run")
-	caches := fs.String("caches", "", `comma-separated caches, or "all" (default: all but 2q and arc); known: `+strings.Join(adapter.Names(), ", "))
-	workloads := fs.String("workloads", strings.Join(workload.Names, ","), "comma-separated workloads")
-	mults := fs.String("mults", "1,4,16", "goroutine counts as multiples of GOMAXPROCS")
-	reads := fs.String("reads", "", "comma-separated read shares in percent to run, of each workload's own (default: all of them)")
-	capacity := fs.Int("capacity", workload.EvictCapacity, "capacity of the evicting workloads")
-	seed := fs.Uint64("seed", 1, "seed of the operation streams")
-	jsonFile := fs.String("json", "", "write the report as JSON to this file")
-	mdFile := fs.String("md", "", "write the report as Markdown to this file")
-	note := fs.String("note", "", "a note for the Markdown document's header")
+	var f flags
+	fs.IntVar(&f.rounds, "rounds", 3, "rounds; every cache runs every cell once per round")
+	fs.DurationVar(&f.duration, "duration", time.Second, "time per run")
+	fs.StringVar(&f.caches, "caches", "", `comma-separated caches, or "all" (default: all but 2q and arc); known: `+strings.Join(adapter.Names(), ", "))
+	fs.StringVar(&f.workloads, "workloads", strings.Join(workload.Names, ","), "comma-separated workloads")
+	fs.StringVar(&f.mults, "mults", "1,4,16", "goroutine counts as multiples of GOMAXPROCS")
+	fs.StringVar(&f.reads, "reads", "", "comma-separated read shares in percent to run, of each workload's own (default: all of them)")
+	fs.IntVar(&f.capacity, "capacity", workload.EvictCapacity, "capacity of the evicting workloads")
+	fs.Uint64Var(&f.seed, "seed", 1, "seed of the operation streams")
+	var out cli.Output
+	out.Flags(fs, true)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if *rounds < 1 {
+	rep := &throughput.Report{}
+	if err := out.Load(rep, func() error { return measure(rep, args, f, out.Note, stderr) }); err != nil {
+		return err
+	}
+	if err := throughput.WriteTables(stdout, rep); err != nil {
+		return err
+	}
+	return out.Write(rep, func(dir string) ([]string, error) { return throughput.Charts(rep, dir) },
+		func(charts []string) string {
+			var b strings.Builder
+			throughput.WriteMarkdown(&b, rep, charts) // a strings.Builder does not fail
+			return b.String()
+		})
+}
+
+// flags are the command's flags that say what to measure.
+type flags struct {
+	rounds                          int
+	duration                        time.Duration
+	caches, workloads, mults, reads string
+	capacity                        int
+	seed                            uint64
+}
+
+// measure runs the measurement that f describes and fills rep; args are
+// the command's arguments, for the report's header.
+func measure(rep *throughput.Report, args []string, f flags, note string, stderr io.Writer) error {
+	if f.rounds < 1 {
 		return fmt.Errorf("-rounds must be at least 1")
 	}
-	if *duration <= 0 {
+	if f.duration <= 0 {
 		return fmt.Errorf("-duration must be positive")
 	}
-	infos, err := adapter.Select(*caches)
+	infos, err := adapter.Select(f.caches)
 	if err != nil {
 		return err
 	}
-	ms, err := cli.Ints(*mults, cli.Positive)
+	ms, err := cli.Ints(f.mults, cli.Positive)
 	if err != nil {
 		return fmt.Errorf("-mults: %w", err)
 	}
 	var ws []*workload.Workload
-	for name := range strings.SplitSeq(*workloads, ",") {
-		w, err := workload.ByName(strings.TrimSpace(name), *capacity)
+	for name := range strings.SplitSeq(f.workloads, ",") {
+		w, err := workload.ByName(strings.TrimSpace(name), f.capacity)
 		if err != nil {
 			return err
 		}
 		if slices.ContainsFunc(ws, func(x *workload.Workload) bool { return x.Name == w.Name }) {
 			return fmt.Errorf("workload %q named twice", w.Name)
 		}
-		if *reads != "" {
-			keep, err := cli.Ints(*reads, percentage)
+		if f.reads != "" {
+			keep, err := cli.Ints(f.reads, percentage)
 			if err != nil {
 				return fmt.Errorf("-reads: %w", err)
 			}
 			w.ReadPcts = slices.DeleteFunc(w.ReadPcts, func(p int) bool { return !slices.Contains(keep, p) })
 			if len(w.ReadPcts) == 0 {
-				return fmt.Errorf("-reads %s leaves workload %s nothing to run", *reads, w.Name)
+				return fmt.Errorf("-reads %s leaves workload %s nothing to run", f.reads, w.Name)
 			}
 		}
 		ws = append(ws, w)
 	}
 
 	h := report.NewHeader("./bench/cmd/throughput", args)
-	rep := &throughput.Report{
+	*rep = throughput.Report{
 		Command:    h.Command,
 		Date:       h.Date,
 		GoVersion:  h.GoVersion,
@@ -117,9 +149,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		Revision:   h.Revision,
 		Modules:    peerModules(),
 		LoadBefore: h.LoadBefore,
-		Note:       *note,
-		Rounds:     *rounds,
-		Duration:   duration.String(),
+		Note:       note,
+		Rounds:     f.rounds,
+		Duration:   f.duration.String(),
 		Mults:      ms,
 		Caches:     throughput.DescribeCaches(infos),
 		Workloads:  throughput.DescribeWorkloads(ws),
@@ -128,9 +160,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		Caches:    infos,
 		Workloads: ws,
 		Mults:     ms,
-		Rounds:    *rounds,
-		Duration:  *duration,
-		Seed:      *seed,
+		Rounds:    f.rounds,
+		Duration:  f.duration,
+		Seed:      f.seed,
 		Progress:  stderr,
 	})
 	if err != nil {
@@ -138,20 +170,6 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	rep.LoadAfter = machine.LoadAverage()
 	rep.Results = throughput.Results(measured)
-
-	if err := throughput.WriteTables(stdout, rep); err != nil {
-		return err
-	}
-	if *jsonFile != "" {
-		if err := cli.WriteTo(*jsonFile, func(w io.Writer) error { return throughput.WriteJSON(w, rep) }); err != nil {
-			return err
-		}
-	}
-	if *mdFile != "" {
-		if err := cli.WriteTo(*mdFile, func(w io.Writer) error { return throughput.WriteMarkdown(w, rep) }); err != nil {
-			return err
-		}
-	}
 	return nil
 }
 

@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -68,6 +71,38 @@ func TestTinyRun(t *testing.T) {
 			t.Errorf("the Markdown has no %q", want)
 		}
 	}
+	procs := runtime.GOMAXPROCS(0)
+	for _, w := range []string{"getput", "evict-zipf"} {
+		name := fmt.Sprintf("throughput-%s-%dg.png", w, procs)
+		if !strings.Contains(string(md), "("+name+")") {
+			t.Errorf("the Markdown does not show %s", name)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Errorf("chart %s: %v, not a PNG", name, err)
+		}
+	}
+
+	// Drawn again from the JSON, the document is the same, and nothing
+	// is measured.
+	again := filepath.Join(dir, "again.md")
+	var stderr2 bytes.Buffer
+	if err := run([]string{"-from-json", jsonFile, "-md", again, "-chart-dir", filepath.Join(dir, "charts")}, io.Discard, &stderr2); err != nil {
+		t.Fatalf("run -from-json: %v", err)
+	}
+	md2, err := os.ReadFile(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.ReplaceAll(string(md), "(throughput-", "(charts/throughput-"); string(md2) != want {
+		t.Errorf("the document drawn from the JSON differs:\n%s\nwant:\n%s", md2, want)
+	}
+	if stderr2.Len() != 0 {
+		t.Errorf("-from-json measured: %s", stderr2.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "charts", fmt.Sprintf("throughput-getput-%dg.png", procs))); err != nil {
+		t.Errorf("-chart-dir: %v", err)
+	}
+
 	if !strings.Contains(stdout.String(), "# getput") || !strings.Contains(stdout.String(), "| cachekit |") {
 		t.Errorf("standard output has no tables:\n%s", stdout.String())
 	}
@@ -89,6 +124,7 @@ func TestBadFlags(t *testing.T) {
 		{"-reads", "10"},
 		{"-capacity", "2", "-workloads", "evict-zipf"},
 		{"extra"},
+		{"-from-json", "/nonexistent/t.json"},
 	} {
 		var out, errOut bytes.Buffer
 		if err := run(args, &out, &errOut); err == nil {

@@ -133,6 +133,8 @@ func (b Bars) WriteFile(path string) error {
 			ticks = append(ticks, plot.Tick{Value: k, Label: decade(floor + k)})
 		}
 		p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	} else {
+		p.X.Tick.Marker = plot.ConstantTicks(linearTicks(p.X.Max))
 	}
 	p.NominalY(names...)
 	p.Legend.Top = true
@@ -143,6 +145,32 @@ func (b Bars) WriteFile(path string) error {
 	p.Add(grid)
 	height := vg.Inch + vg.Length(n*max(groups, 1))*rowSpace + vg.Length(n)*rowSpace/2
 	return save(p, width, height, path)
+}
+
+// linearTicks returns labelled ticks from 0 to at most top, three to eight
+// of them, a round step apart (1, 2 or 5 times a power of ten), with an
+// unlabelled tick between each two. (gonum's default marker labels as few
+// as two ticks on an axis such as 0 to 290.)
+func linearTicks(top float64) []plot.Tick {
+	if !(top > 0) || math.IsInf(top, 0) {
+		return []plot.Tick{{Value: 0, Label: "0"}}
+	}
+	pow := math.Pow(10, math.Floor(math.Log10(top/6)))
+	step := pow
+	for _, m := range []float64{1, 2, 5, 10} {
+		if step = m * pow; top/step <= 7 {
+			break
+		}
+	}
+	var ticks []plot.Tick
+	for i := 0.0; i*step <= top*(1+1e-9); i++ {
+		v := i * step
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconvFloat(v)})
+		if mid := v + step/2; mid <= top {
+			ticks = append(ticks, plot.Tick{Value: mid})
+		}
+	}
+	return ticks
 }
 
 // decade labels 10^e: "0.01", "1", "1000", "1e+06".
@@ -239,17 +267,22 @@ func newPlot(title string) *plot.Plot {
 	return p
 }
 
+const leftMargin = 0.25 * vg.Inch
+
 func save(p *plot.Plot, w, h vg.Length, path string) error {
 	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
 	if format != "png" && format != "svg" {
 		return fmt.Errorf("chart: %s: unknown format %q (want .png or .svg)", path, format)
 	}
-	wt, err := p.WriterTo(w, h, format)
+	c, err := draw.NewFormattedCanvas(w, h, format)
 	if err != nil {
 		return fmt.Errorf("chart: %w", err)
 	}
+	// A margin on the left: gonum measures the widest category label a
+	// little short, and drawn to the edge its first letter was cut off.
+	p.Draw(draw.Crop(draw.New(c), leftMargin, 0, 0, 0))
 	var buf bytes.Buffer
-	if _, err := wt.WriteTo(&buf); err != nil {
+	if _, err := c.WriteTo(&buf); err != nil {
 		return fmt.Errorf("chart: %w", err)
 	}
 	return report.WriteFile(path, buf.Bytes())

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -67,5 +68,31 @@ func TestErrors(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "x.gif")); err == nil {
 		t.Error("a failed chart left a file")
+	}
+}
+
+func TestLinearTicks(t *testing.T) {
+	for _, tc := range []struct {
+		top    float64
+		labels string
+	}{
+		{290, "0 50 100 150 200 250"},
+		{1.3, "0 0.2 0.4 0.6 0.8 1 1.2"},
+		{13, "0 2 4 6 8 10 12"},
+		{6e6, "0 1000000 2000000 3000000 4000000 5000000 6000000"},
+		{0, "0"},
+	} {
+		var labels []string
+		for _, tk := range linearTicks(tc.top) {
+			if tk.Value > tc.top+1e-9 {
+				t.Errorf("top %v: tick %v beyond it", tc.top, tk.Value)
+			}
+			if tk.Label != "" {
+				labels = append(labels, tk.Label)
+			}
+		}
+		if got := strings.Join(labels, " "); got != tc.labels {
+			t.Errorf("top %v: labels %q, want %q", tc.top, got, tc.labels)
+		}
 	}
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -197,7 +200,7 @@ func checkTables(t *testing.T, s string) (tables int) {
 func TestWriteMarkdown(t *testing.T) {
 	r := tinyReport(t)
 	var b bytes.Buffer
-	if err := WriteMarkdown(&b, r); err != nil {
+	if err := WriteMarkdown(&b, r, nil); err != nil {
 		t.Fatal(err)
 	}
 	md := b.String()
@@ -223,5 +226,36 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 	if n := checkTables(t, tables.String()); n != 2*2 {
 		t.Errorf("WriteTables wrote %d tables, want 4", n)
+	}
+}
+
+func TestCharts(t *testing.T) {
+	r := tinyReport(t)
+	dir := t.TempDir()
+	names, err := Charts(r, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := runtime.GOMAXPROCS(0)
+	want := []string{fmt.Sprintf("throughput-evict-uniform-%dg.png", procs), fmt.Sprintf("throughput-evict-uniform-%dg.png", 2*procs)}
+	if !slices.Equal(names, want) {
+		t.Fatalf("charts %q, want %q (one per workload and goroutine count)", names, want)
+	}
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Errorf("%s: %v, not a PNG", n, err)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, r, []string{"c/one.png", "c/two.png"}); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	one := strings.Index(md, fmt.Sprintf("![evict-uniform, %d goroutines](c/one.png)", procs))
+	two := strings.Index(md, fmt.Sprintf("![evict-uniform, %d goroutines](c/two.png)", 2*procs))
+	second := strings.Index(md, fmt.Sprintf("### %d goroutines", 2*procs))
+	if one < 0 || two < 0 || !(one < second && second < two) {
+		t.Errorf("each chart should follow its own table (at %d, %d; second table at %d):\n%s", one, two, second, md)
 	}
 }
