@@ -83,6 +83,10 @@ type Result struct {
 	// HitRatio has one figure per round: the share of Gets that hit.
 	HitRatio       []float64 `json:"hit_ratio,omitempty"`
 	MedianHitRatio *float64  `json:"median_hit_ratio,omitempty"`
+	// SlowestShare has one figure per round: the operations of the
+	// goroutine that did fewest, over the mean per goroutine.
+	SlowestShare       []float64 `json:"slowest_goroutine_share,omitempty"`
+	MedianSlowestShare *float64  `json:"median_slowest_goroutine_share,omitempty"`
 }
 
 // DescribeCaches returns the reports' descriptions of caches.
@@ -124,6 +128,9 @@ func Results(ms []Measurement) []Result {
 			if h, ok := s.HitRatio(); ok {
 				r.HitRatio = append(r.HitRatio, h)
 			}
+			if x, ok := s.SlowestShare(); ok {
+				r.SlowestShare = append(r.SlowestShare, x)
+			}
 		}
 		if len(r.OpsPerSec) > 0 {
 			r.MedianOpsPerSec = median(r.OpsPerSec)
@@ -131,6 +138,10 @@ func Results(ms []Measurement) []Result {
 		if len(r.HitRatio) > 0 {
 			h := median(r.HitRatio)
 			r.MedianHitRatio = &h
+		}
+		if len(r.SlowestShare) > 0 {
+			x := median(r.SlowestShare)
+			r.MedianSlowestShare = &x
 		}
 		if m.Cache == Baseline {
 			base[m.Cell] = r.MedianOpsPerSec
@@ -341,33 +352,52 @@ func writeTables(b *strings.Builder, r *Report, h string, charts []string) {
 				fmt.Fprintf(b, "![%s, %d goroutines](%s)\n\n", w.Name, g, filepath.ToSlash(charts[chartIdx]))
 			}
 			chartIdx++
-			if !w.SetOnMiss {
-				continue
+			if w.SetOnMiss {
+				figureTable(b, r, results, w, g, fmt.Sprintf("Hit ratio of the Gets with %d goroutines (%%, median):", g),
+					func(res Result) *float64 { return res.MedianHitRatio })
 			}
-			fmt.Fprintf(b, "Hit ratio of the Gets with %d goroutines (%%, median):\n\n| cache |", g)
-			for _, pct := range w.ReadPcts {
-				fmt.Fprintf(b, " %s |", mixLabel(w, pct))
-			}
-			b.WriteString("\n|---|")
-			for range w.ReadPcts {
-				b.WriteString("---:|")
-			}
-			b.WriteString("\n")
-			for _, c := range r.Caches {
-				fmt.Fprintf(b, "| %s |", c.Name)
-				for _, pct := range w.ReadPcts {
-					res, ok := results[resultKey(w.Name, pct, g, c.Name)]
-					if !ok || res.MedianHitRatio == nil {
-						b.WriteString(" – |")
-						continue
-					}
-					fmt.Fprintf(b, " %.1f |", 100**res.MedianHitRatio)
-				}
-				b.WriteString("\n")
-			}
-			b.WriteString("\n")
+			figureTable(b, r, results, w, g, fmt.Sprintf("Operations of the slowest of the %d goroutines, as %% of the mean per goroutine (median):", g),
+				func(res Result) *float64 { return res.MedianSlowestShare })
 		}
 	}
+}
+
+// figureTable writes a table of one percentage per cache and read share
+// in the cell of w with g goroutines, that get picks out of a result (nil:
+// none), under the line title; nothing if no result has one.
+func figureTable(b *strings.Builder, r *Report, results map[string]Result, w WorkloadInfo, g int, title string, get func(Result) *float64) {
+	found := false
+	for _, c := range r.Caches {
+		for _, pct := range w.ReadPcts {
+			res, ok := results[resultKey(w.Name, pct, g, c.Name)]
+			found = found || (ok && get(res) != nil)
+		}
+	}
+	if !found {
+		return
+	}
+	fmt.Fprintf(b, "%s\n\n| cache |", title)
+	for _, pct := range w.ReadPcts {
+		fmt.Fprintf(b, " %s |", mixLabel(w, pct))
+	}
+	b.WriteString("\n|---|")
+	for range w.ReadPcts {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, c := range r.Caches {
+		fmt.Fprintf(b, "| %s |", c.Name)
+		for _, pct := range w.ReadPcts {
+			res, ok := results[resultKey(w.Name, pct, g, c.Name)]
+			if !ok || get(res) == nil {
+				b.WriteString(" – |")
+				continue
+			}
+			fmt.Fprintf(b, " %.1f |", 100**get(res))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
 }
 
 func resultKey(workload string, pct, goroutines int, cache string) string {

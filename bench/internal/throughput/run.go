@@ -6,6 +6,7 @@ package throughput
 import (
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -22,6 +23,10 @@ type Sample struct {
 	Gets    uint64
 	Hits    uint64
 	Elapsed time.Duration
+	// Goroutines is the number of goroutines that ran, and MinOps the
+	// fewest operations one of them completed.
+	Goroutines int
+	MinOps     uint64
 }
 
 // OpsPerSec returns the run's throughput.
@@ -30,6 +35,16 @@ func (s Sample) OpsPerSec() float64 {
 		return 0
 	}
 	return float64(s.Ops) / s.Elapsed.Seconds()
+}
+
+// SlowestShare returns the operations of the goroutine that did fewest
+// as a share of the mean per goroutine (1: every goroutine did as many),
+// and false if nothing ran.
+func (s Sample) SlowestShare() (float64, bool) {
+	if s.Ops == 0 || s.Goroutines == 0 {
+		return 0, false
+	}
+	return float64(s.MinOps) * float64(s.Goroutines) / float64(s.Ops), true
 }
 
 // HitRatio returns the share of Gets that hit, and false if there were no
@@ -85,12 +100,12 @@ func Run(info adapter.Info, w *workload.Workload, readPct, goroutines int, d tim
 	done.Wait()
 	elapsed := time.Since(t0)
 
-	var s Sample
-	s.Elapsed = elapsed
+	s := Sample{Elapsed: elapsed, Goroutines: len(workers), MinOps: math.MaxUint64}
 	for _, wk := range workers {
 		s.Ops += wk.Ops
 		s.Gets += wk.Gets
 		s.Hits += wk.Hits
+		s.MinOps = min(s.MinOps, wk.Ops)
 	}
 	return s
 }

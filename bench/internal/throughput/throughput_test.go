@@ -52,8 +52,21 @@ func TestRun(t *testing.T) {
 	if h, ok := s.HitRatio(); !ok || h <= 0 || h >= 1 {
 		t.Errorf("hit ratio %v, %v; want strictly between 0 and 1 on an evicting workload", h, ok)
 	}
+	// (A goroutine the scheduler did not run before the stop did nothing.)
+	if s.Goroutines != 3 || s.MinOps > s.Ops/3 {
+		t.Errorf("Run = %+v: the slowest of 3 goroutines did %d operations of %d", s, s.MinOps, s.Ops)
+	}
+	if x, ok := s.SlowestShare(); !ok || x < 0 || x > 1 {
+		t.Errorf("slowest share %v, %v; want in [0, 1]", x, ok)
+	}
 	if (Sample{}).OpsPerSec() != 0 {
 		t.Error("an empty sample has a throughput")
+	}
+	if _, ok := (Sample{}).SlowestShare(); ok {
+		t.Error("an empty sample has a slowest goroutine")
+	}
+	if x, _ := (Sample{Ops: 100, Goroutines: 4, MinOps: 20}).SlowestShare(); x != 0.8 {
+		t.Errorf("4 goroutines, 100 operations, the slowest 20: share %v, want 0.8", x)
 	}
 }
 
@@ -116,10 +129,13 @@ func TestResults(t *testing.T) {
 		if res.MedianHitRatio == nil || len(res.HitRatio) != 2 {
 			t.Errorf("%+v: no hit ratio", res)
 		}
+		if res.MedianSlowestShare == nil || len(res.SlowestShare) != 2 {
+			t.Errorf("%+v: no slowest goroutine's share", res)
+		}
 	}
 	// Without cachekit there are no ratios.
 	rs := Results([]Measurement{{Cell: Cell{"w", 100, 2}, Cache: "xsync", Samples: []Sample{{Ops: 10, Elapsed: time.Second}}}})
-	if rs[0].RatioToBaseline != nil || rs[0].MedianOpsPerSec != 10 || rs[0].MedianHitRatio != nil {
+	if rs[0].RatioToBaseline != nil || rs[0].MedianOpsPerSec != 10 || rs[0].MedianHitRatio != nil || rs[0].MedianSlowestShare != nil {
 		t.Errorf("Results without cachekit = %+v", rs[0])
 	}
 }
@@ -205,16 +221,16 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 	md := b.String()
 	procs := runtime.GOMAXPROCS(0)
-	// Header table, caches, and per goroutine count a throughput and a
-	// hit-ratio table.
-	if n := checkTables(t, md); n != 2+2*2+1 {
-		t.Errorf("%d tables, want 7:\n%s", n, md)
+	// Header table, caches, and per goroutine count a throughput, a
+	// hit-ratio and a slowest-goroutine table.
+	if n := checkTables(t, md); n != 2+2*3+1 {
+		t.Errorf("%d tables, want 9:\n%s", n, md)
 	}
 	for _, want := range []string{
 		"# Throughput", "`go run ./bench/cmd/throughput -test`", "go1.x linux/amd64", `a CPU \| with a pipe, 2 cores`,
 		"example.com/m v1.0.0", "> **Note.** noisy", "> **Warning.** The 1-minute load average was 1 when", "1, 2, 3 before, 4, 5, 6 after",
 		"## evict-uniform", fmt.Sprintf("### %d goroutines (GOMAXPROCS × 1)", procs), fmt.Sprintf("### %d goroutines (GOMAXPROCS × 2)", 2*procs),
-		"| cache | 100% reads | 50% reads |", "×) |", "Hit ratio", "## Spread between rounds", "| cachekit | ",
+		"| cache | 100% reads | 50% reads |", "×) |", "Hit ratio", "Operations of the slowest of the", "## Spread between rounds", "| cachekit | ",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the Markdown has no %q:\n%s", want, md)
@@ -224,8 +240,8 @@ func TestWriteMarkdown(t *testing.T) {
 	if err := WriteTables(&tables, r); err != nil {
 		t.Fatal(err)
 	}
-	if n := checkTables(t, tables.String()); n != 2*2 {
-		t.Errorf("WriteTables wrote %d tables, want 4", n)
+	if n := checkTables(t, tables.String()); n != 2*3 {
+		t.Errorf("WriteTables wrote %d tables, want 6", n)
 	}
 }
 
