@@ -323,15 +323,7 @@ func writeTables(b *strings.Builder, r *Report, h string, charts []string) {
 		for _, m := range r.Mults {
 			g := m * r.GOMAXPROCS
 			fmt.Fprintf(b, "%s# %d goroutines (GOMAXPROCS × %d)\n\n", h, g, m)
-			b.WriteString("| cache |")
-			for _, pct := range w.ReadPcts {
-				fmt.Fprintf(b, " %s |", mixLabel(w, pct))
-			}
-			b.WriteString("\n|---|")
-			for range w.ReadPcts {
-				b.WriteString("---:|")
-			}
-			b.WriteString("\n")
+			tableHeader(b, w)
 			for _, c := range r.Caches {
 				fmt.Fprintf(b, "| %s |", c.Name)
 				for _, pct := range w.ReadPcts {
@@ -376,15 +368,8 @@ func figureTable(b *strings.Builder, r *Report, results map[string]Result, w Wor
 	if !found {
 		return
 	}
-	fmt.Fprintf(b, "%s\n\n| cache |", title)
-	for _, pct := range w.ReadPcts {
-		fmt.Fprintf(b, " %s |", mixLabel(w, pct))
-	}
-	b.WriteString("\n|---|")
-	for range w.ReadPcts {
-		b.WriteString("---:|")
-	}
-	b.WriteString("\n")
+	fmt.Fprintf(b, "%s\n\n", title)
+	tableHeader(b, w)
 	for _, c := range r.Caches {
 		fmt.Fprintf(b, "| %s |", c.Name)
 		for _, pct := range w.ReadPcts {
@@ -396,6 +381,20 @@ func figureTable(b *strings.Builder, r *Report, results map[string]Result, w Wor
 			fmt.Fprintf(b, " %.1f |", 100**get(res))
 		}
 		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
+// tableHeader writes the header of a table with a column per read share
+// of w.
+func tableHeader(b *strings.Builder, w WorkloadInfo) {
+	b.WriteString("| cache |")
+	for _, pct := range w.ReadPcts {
+		fmt.Fprintf(b, " %s |", mixLabel(w, pct))
+	}
+	b.WriteString("\n|---|")
+	for range w.ReadPcts {
+		b.WriteString("---:|")
 	}
 	b.WriteString("\n")
 }
