@@ -1,7 +1,6 @@
 package throughput
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -156,16 +155,6 @@ func Results(ms []Measurement) []Result {
 		}
 	}
 	return out
-}
-
-// WriteJSON writes the report as indented JSON.
-func WriteJSON(w io.Writer, r *Report) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
 }
 
 // Charts draws one bar chart per workload and goroutine count into dir:

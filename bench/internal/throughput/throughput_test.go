@@ -2,7 +2,6 @@ package throughput
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cachekit/cachekit/bench/internal/adapter"
+	"github.com/cachekit/cachekit/bench/internal/report"
 	"github.com/cachekit/cachekit/bench/internal/workload"
 )
 
@@ -166,22 +166,29 @@ func TestBusy(t *testing.T) {
 	}
 }
 
-func TestWriteJSON(t *testing.T) {
+// TestJSON writes and reads a report as the command does (-json,
+// -from-json).
+func TestJSON(t *testing.T) {
 	r := tinyReport(t)
-	var b bytes.Buffer
-	if err := WriteJSON(&b, r); err != nil {
+	name := filepath.Join(t.TempDir(), "t.json")
+	if err := report.WriteJSON(name, r); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(name)
+	if err != nil {
 		t.Fatal(err)
 	}
 	var back Report
-	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
-		t.Fatalf("the JSON does not parse: %v\n%s", err, b.String())
+	if err := report.ReadJSON(name, &back); err != nil {
+		t.Fatalf("the JSON does not parse: %v\n%s", err, string(raw))
 	}
 	if back.Command != r.Command || len(back.Results) != len(r.Results) || len(back.Workloads) != 1 ||
 		back.Workloads[0].DistinctKeys == 0 || back.Results[0].RatioToBaseline == nil {
 		t.Errorf("the JSON lost data: %+v", back)
 	}
-	for _, key := range []string{`"median_ops_per_sec"`, `"ratio_to_cachekit"`, `"ops_per_sec"`, `"cpu"`, `"go_version"`} {
-		if !strings.Contains(b.String(), key) {
+	for _, key := range []string{`"median_ops_per_sec"`, `"ratio_to_cachekit"`, `"ops_per_sec"`, `"cpu"`, `"go_version"`,
+		`"median_slowest_goroutine_share"`} {
+		if !strings.Contains(string(raw), key) {
 			t.Errorf("the JSON has no %s", key)
 		}
 	}
