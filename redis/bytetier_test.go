@@ -415,6 +415,12 @@ func TestByteTierServices(t *testing.T) {
 		if code, _ := a.do(t, "PUT", "/v1/entries/greeting?ttl=10m", "hello"); code != http.StatusNoContent {
 			t.Fatalf("PUT on A: %d", code)
 		}
+		// The PUT's invalidation reaches B asynchronously: arriving after
+		// B's GET below, it would drop the copy that GET keeps, and the
+		// second GET would ask the tier again (seen with Redis Cluster).
+		eventually(t, invalidationBound, "A's invalidation delivered to B", func() bool {
+			return bb.tier.Stats().InvalidationsReceived == 1
+		})
 		if code, body := bb.do(t, "GET", "/v1/entries/greeting", ""); code != http.StatusOK || body != "hello" {
 			t.Fatalf("GET on B: %d %q; want 200 hello (from the tier)", code, body)
 		}
