@@ -10,6 +10,7 @@ import (
 	"image/color"
 	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -162,10 +163,17 @@ func linearTicks(top float64) []plot.Tick {
 			break
 		}
 	}
+	// As many decimals as the step has (0.2: one; 50: none), trailing
+	// zeros dropped.
+	decimals := max(0, int(-math.Floor(math.Log10(step)+1e-9)))
 	var ticks []plot.Tick
 	for i := 0.0; i*step <= top*(1+1e-9); i++ {
 		v := i * step
-		ticks = append(ticks, plot.Tick{Value: v, Label: strconvFloat(v)})
+		label := strconv.FormatFloat(v, 'f', decimals, 64)
+		if decimals > 0 {
+			label = strings.TrimSuffix(strings.TrimRight(label, "0"), ".")
+		}
+		ticks = append(ticks, plot.Tick{Value: v, Label: label})
 		if mid := v + step/2; mid <= top {
 			ticks = append(ticks, plot.Tick{Value: mid})
 		}

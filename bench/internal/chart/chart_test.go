@@ -81,6 +81,7 @@ func TestLinearTicks(t *testing.T) {
 		{13, "0 2 4 6 8 10 12"},
 		{6e6, "0 1000000 2000000 3000000 4000000 5000000 6000000"},
 		{0, "0"},
+		{0.00031, "0 0.00005 0.0001 0.00015 0.0002 0.00025 0.0003"},
 	} {
 		var labels []string
 		for _, tk := range linearTicks(tc.top) {
