@@ -13,8 +13,8 @@
 //
 // With -synthetic it replays instead a suite of synthetic traces generated
 // in the process, which the default policy was not tuned on (an
-// out-of-sample check; bench/run-all.sh synthetic writes
-// docs/benchmarks/hit-ratio-synthetic.md).
+// out-of-sample check), and writes docs/benchmarks/hit-ratio-synthetic.md
+// unless -md says otherwise (bench/run-all.sh synthetic).
 package main
 
 import (
@@ -47,7 +47,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	f := &flags{}
 	fs.StringVar(&f.traces, "traces", "../shared/traces", "the `dir`ectory of the trace files (and of their README)")
 	fs.BoolVar(&f.synthetic, "synthetic", false, "replay the synthetic suite instead (traces generated in the process, not used to tune the default policy; -traces is ignored)")
-	fs.StringVar(&f.md, "md", "docs/benchmarks/hit-ratio.md", "write the Markdown report to `file` (- for stdout, empty for none)")
+	fs.StringVar(&f.md, "md", "docs/benchmarks/hit-ratio.md", "write the Markdown report to `file` (- for stdout, empty for none; with -synthetic the default is docs/benchmarks/hit-ratio-synthetic.md)")
 	fs.StringVar(&f.json, "json", "", "write the results as JSON to `file` (- for stdout)")
 	fs.StringVar(&f.chartDir, "chart-dir", "docs/benchmarks", "write one chart per trace, hit-ratio-TRACE.png, into `dir` (empty for none)")
 	fs.StringVar(&f.chartFormat, "chart-format", "png", "the charts' `format`: png or svg")
@@ -69,6 +69,12 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+	}
+	// A synthetic run must not write its report over the trace suite's.
+	mdSet := false
+	fs.Visit(func(fl *flag.Flag) { mdSet = mdSet || fl.Name == "md" })
+	if f.synthetic && !mdSet {
+		f.md = "docs/benchmarks/hit-ratio-synthetic.md"
 	}
 	if f.runs < 1 {
 		return nil, fmt.Errorf("-runs must be at least 1")

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -153,4 +154,26 @@ func runReport(t *testing.T, args []string, md string, want ...string) []byte {
 		}
 	}
 	return text
+}
+
+// A synthetic run without -md writes its own document, not the trace
+// suite's.
+func TestSyntheticDefaultDocument(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		md   string
+	}{
+		{nil, "docs/benchmarks/hit-ratio.md"},
+		{[]string{"-synthetic"}, "docs/benchmarks/hit-ratio-synthetic.md"},
+		{[]string{"-synthetic", "-md", "x.md"}, "x.md"},
+		{[]string{"-synthetic", "-md", ""}, ""},
+	} {
+		f, err := parseFlags(tc.args, io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if f.md != tc.md {
+			t.Errorf("%q: -md %q, want %q", tc.args, f.md, tc.md)
+		}
+	}
 }
