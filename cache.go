@@ -58,6 +58,8 @@ type cache[K comparable, V any] struct {
 	probeMul atomic.Uint64
 	hasher   func(K) uint64 // test hook: forced collisions; nil in production
 	vkind    int            // how entries hold values (value.go)
+	// countReads is !Options.DisableStats: Get counts hits and misses.
+	countReads bool
 
 	bounded    bool
 	weigher    func(K, V) uint32
@@ -271,6 +273,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		seed:       maphash.MakeSeed(),
 		keyKind:    kindOfKey[K](),
 		vkind:      valueKind[V](),
+		countReads: !opts.DisableStats,
 		weigher:    opts.Weigher,
 		defaultTTL: opts.DefaultTTL,
 		jitter:     opts.TTLJitter,
@@ -483,13 +486,23 @@ func (c *cache[K, V]) now() int64 {
 }
 
 func (c *cache[K, V]) hash(key K) uint64 {
-	switch c.keyKind {
-	case keyInt64:
+	if c.keyKind == keyInt64 {
 		// The bijective mixer spreads sequential keys as a random hash
 		// would; with the random per-cache seed, an outsider cannot tell
 		// which keys collide.
-		return mix.Mix(*(*uint64)(unsafe.Pointer(&key)) ^ c.seed64)
-	case keyString:
+		return hashInt(*(*uint64)(unsafe.Pointer(&key)), c.seed64)
+	}
+	return c.hashOther(key)
+}
+
+// hashInt is hash for integer keys: small enough that the compiler inlines
+// it, and mix.Mix in it, into hash (it did not inline mix.Mix called
+// directly from a method of the generic cache).
+func hashInt(k, seed uint64) uint64 { return mix.Mix(k ^ seed) }
+
+// hashOther is hash for keys that are not integers.
+func (c *cache[K, V]) hashOther(key K) uint64 {
+	if c.keyKind == keyString {
 		return maphash.String(c.seed, *(*string)(unsafe.Pointer(&key)))
 	}
 	if c.hasher != nil {
@@ -572,21 +585,41 @@ const spreadPeriod = int64(time.Millisecond)
 // the eviction policy about the access.
 func (h *Cache[K, V]) Get(key K) (V, bool) {
 	c := h.c
-	hash := c.hash(key)
-	e := c.table(hash).get(key, hash)
+	// c.hash(key) and c.table(hash).get(key, hash), written out: neither
+	// is small enough for the compiler to inline, and a hit is a chain of
+	// dependent loads (the table, the group, the slot, the entry) that a
+	// call makes longer.
+	var hash uint64
+	if c.keyKind == keyInt64 {
+		hash = hashInt(*(*uint64)(unsafe.Pointer(&key)), c.seed64)
+	} else {
+		hash = c.hashOther(key)
+	}
+	t := c.table(hash)
+	i := t.home(hash)
+	ctl := t.groups[i].ctrl.Load()
+	e := t.groups[i].lookup(key, ctl, tag(hash))
+	if e == nil && overflow(ctl) != 0 {
+		e = t.getPast(key, hash, i)
+	}
 	if e == nil || e.expiredAt(c) {
-		c.count(statMisses, probe())
+		if c.countReads {
+			c.count(statMisses, probe())
+		}
 		var zero V
 		return zero, false
 	}
-	c.afterRead(e)
+	if c.countReads || c.recordReads.Load() {
+		c.afterRead(e)
+	}
 	return c.load(e), true
 }
 
 // afterRead counts a hit and records the access for the policy. A hit is
 // counted either by the read buffer's slot it takes (Stats sums the
 // buffer's tails) or, when the read is not queued, by the stripe's counter:
-// the hot path pays one atomic read-modify-write, not two.
+// the hot path pays one atomic read-modify-write, not two. Get skips it
+// when it has neither to count (Options.DisableStats) nor to record.
 func (c *cache[K, V]) afterRead(e *entry[K, V]) {
 	id := probe()
 	s := c.stripe(id)

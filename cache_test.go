@@ -2221,9 +2221,23 @@ func TestStatsScripted(t *testing.T) {
 // stream with a loop larger than the cache.) In a synctest bubble, so
 // that the background goroutine never runs a pass meanwhile.
 func TestLoneReaderRecordsEveryRead(t *testing.T) {
+	for _, disable := range []bool{false, true} {
+		t.Run(fmt.Sprintf("DisableStats=%v", disable), func(t *testing.T) {
+			testLoneReaderRecordsEveryRead(t, disable)
+		})
+	}
+}
+
+// testLoneReaderRecordsEveryRead is TestLoneReaderRecordsEveryRead with
+// or without hit counting, which must not change what the policy sees.
+func testLoneReaderRecordsEveryRead(t *testing.T, disableStats bool) {
+	counted := uint64(1)
+	if disableStats {
+		counted = 0
+	}
 	synctest.Test(t, func(t *testing.T) {
 		const max, reads = 100, 1000
-		c := Must(Options[int, int]{MaxEntries: max})
+		c := Must(Options[int, int]{MaxEntries: max, DisableStats: disableStats})
 		defer c.Close()
 		for k := range max {
 			c.Set(k, k)
@@ -2238,8 +2252,8 @@ func TestLoneReaderRecordsEveryRead(t *testing.T) {
 		if got := c.c.reads.Added() - queued; got != reads {
 			t.Errorf("%d of %d reads queued for the policy", got, reads)
 		}
-		if s := c.Stats(); s.Hits != reads {
-			t.Errorf("Stats.Hits = %d, want %d", s.Hits, reads)
+		if s := c.Stats(); s.Hits != counted*reads {
+			t.Errorf("Stats.Hits = %d, want %d", s.Hits, counted*reads)
 		}
 		// A Set that replaces a word-sized value in place is an access
 		// for the policy, queued the same way.
@@ -2250,11 +2264,52 @@ func TestLoneReaderRecordsEveryRead(t *testing.T) {
 		if got := c.c.reads.Added() - queued; got != reads {
 			t.Errorf("%d of %d in-place Sets queued for the policy", got, reads)
 		}
-		want := Stats{Hits: reads, Sets: max + reads, Replaced: reads, Entries: max, Weight: max}
+		want := Stats{Hits: counted * reads, Sets: max + reads, Replaced: reads, Entries: max, Weight: max}
 		if s := c.Stats(); s != want {
 			t.Errorf("Stats = %+v\n          want %+v", s, want)
 		}
 	})
+}
+
+// TestStatsDisabled runs TestStatsScripted's script with DisableStats:
+// hits and misses are not counted, every other counter is; and before the
+// policy records reads (an unbounded cache, or one less than half full), a
+// Get writes nothing to the read buffer's stripes, neither queues nor
+// counts.
+func TestStatsDisabled(t *testing.T) {
+	for _, bound := range []int{0, 100} {
+		t.Run(fmt.Sprintf("MaxEntries=%d", bound), func(t *testing.T) {
+			clk := newFakeClock()
+			c := ctNew(t, Options[string, int]{MaxEntries: bound, Clock: clk, DisableStats: true})
+			c.Set("a", 1)
+			c.Set("b", 2)
+			c.Set("c", 3)
+			c.settle()
+			added, count := c.c.reads.Added(), c.c.reads.Count()
+			for _, k := range []string{"a", "a", "b", "x"} {
+				c.Get(k)
+			}
+			c.GetMany([]string{"a", "x", "y", "c"})
+			if a, n := c.c.reads.Added(), c.c.reads.Count(); a != added || n != count {
+				t.Errorf("read buffer: %d queued, %d counted by Gets; want none", a-added, n-count)
+			}
+			c.Set("a", 10)
+			c.Delete("b")
+			c.SetMany(map[string]int{"d": 4, "e": 5})
+			c.SetWithTTL("t", 7, time.Second)
+			clk.Advance(time.Second)
+			if _, ok := c.Get("t"); ok {
+				t.Error("Get returned an expired entry")
+			}
+			if v, ok := c.Get("a"); !ok || v != 10 {
+				t.Errorf("Get(a) = %v, %v; want 10, true", v, ok)
+			}
+			want := Stats{Sets: 7, Replaced: 1, Deleted: 1, Expired: 1, Entries: 4, Weight: 4}
+			if s := c.Stats(); s != want {
+				t.Errorf("Stats = %+v\n          want %+v", s, want)
+			}
+		})
+	}
 }
 
 // ---------------------------------------------------------------------------

@@ -58,6 +58,17 @@ type Options[K comparable, V any] struct {
 	// slows the goroutine that runs it. Default nil.
 	OnEvict func(key K, value V, cause Cause)
 
+	// DisableStats turns off the counting of hits and misses: Stats then
+	// reports both as 0, and its other counters as usual. While the cache
+	// is less than half full (and always, for an unbounded cache) that
+	// count is all the shared memory a Get hit writes: an atomic add on a
+	// striped counter, which on amd64 is a locked instruction that also
+	// keeps the processor from starting the next lookup's loads early.
+	// Once the eviction policy needs to see reads, a hit writes them to
+	// the read buffer either way. It does not change what the policy sees
+	// or evicts. Default false: hits and misses are counted.
+	DisableStats bool
+
 	// Clock is the time source for expiry. Default nil: the system's
 	// monotonic clock, read through a cached timestamp refreshed every
 	// millisecond by the cache's background goroutine while the cache holds

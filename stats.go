@@ -52,8 +52,8 @@ func (c *cache[K, V]) sum(stat int) uint64 {
 
 // Stats is a snapshot of a cache's counters since it was created.
 type Stats struct {
-	Hits   uint64 // Get found a live entry
-	Misses uint64 // Get found nothing, or an expired entry
+	Hits   uint64 // Get found a live entry (0 with Options.DisableStats)
+	Misses uint64 // Get found nothing, or an expired entry (likewise)
 	Sets   uint64 // entries stored by Set, SetWithTTL and SetMany
 
 	Evicted  uint64 // removed by the policy to respect the bound
@@ -95,6 +95,9 @@ func (h *Cache[K, V]) Stats() Stats {
 		Deleted:  c.sum(statDeleted),
 		Replaced: c.sum(statReplaced) + inPlace,
 		Entries:  h.Len(),
+	}
+	if !c.countReads {
+		s.Hits, s.Misses = 0, 0
 	}
 	s.Evicted = c.evictions[CauseCapacity].Load()
 	s.Expired += c.evictions[CauseExpired].Load()

@@ -244,23 +244,45 @@ func (s *segment[K, V]) get(key K, h uint64) *entry[K, V] {
 }
 
 // get returns the entry for key, whose hash is h, or nil. Lock-free.
+//
+// It probes the home group itself and leaves the groups past it to
+// getPast, so that it is small enough to be inlined into Get: a hit is a
+// chain of dependent loads (the table, the group, the slot, the entry),
+// and a call on that chain makes it longer.
 func (t *table[K, V]) get(key K, h uint64) *entry[K, V] {
+	i := t.home(h)
+	c := t.groups[i].ctrl.Load()
+	if e := t.groups[i].lookup(key, c, tag(h)); e != nil || overflow(c) == 0 {
+		return e
+	}
+	return t.getPast(key, h, i)
+}
+
+// getPast probes for key, whose hash is h, in the groups after home: get's
+// probe past a home group whose overflow count is not zero.
+func (t *table[K, V]) getPast(key K, h uint64, home int) *entry[K, V] {
 	n, b := len(t.groups), tag(h)
-	for i, left := t.home(h), n; ; {
-		g := &t.groups[i]
-		c := g.ctrl.Load()
-		for m := matching(c, b); m != 0; m &= m - 1 {
-			if e := g.slots[slotOf(m)].Load(); e != nil && e.key == key {
-				return e
-			}
-		}
-		if left--; overflow(c) == 0 || left == 0 {
-			return nil
-		}
+	for i, left := home, n-1; left > 0; left-- {
 		if i++; i == n {
 			i = 0
 		}
+		c := t.groups[i].ctrl.Load()
+		if e := t.groups[i].lookup(key, c, b); e != nil || overflow(c) == 0 {
+			return e
+		}
 	}
+	return nil
+}
+
+// lookup returns the entry for key among the slots of g whose control
+// bytes, in g's control word c, are b; or nil.
+func (g *group[K, V]) lookup(key K, c, b uint64) *entry[K, V] {
+	for m := matching(c, b); m != 0; m &= m - 1 {
+		if e := g.slots[slotOf(m)].Load(); e != nil && e.key == key {
+			return e
+		}
+	}
+	return nil
 }
 
 // find returns the group index and slot of key in t, or -1. The caller

@@ -6,9 +6,9 @@ var cachekitInfo = Info{
 	Name:       "cachekit",
 	Bounded:    true,
 	Throughput: true,
-	Config:     "`cachekit.New(Options{MaxEntries: capacity})`: the defaults (W-TinyLFU with an adaptive window, no TTL).",
+	Config:     "`cachekit.New(Options{MaxEntries: capacity, DisableStats: true})`: the defaults (W-TinyLFU with an adaptive window, no TTL) without hit and miss counting, like the other caches' defaults.",
 	New: func(capacity int) Cache {
-		return &cachekitCache{c: cachekit.Must(cachekit.Options[uint64, uint64]{MaxEntries: capacity})}
+		return &cachekitCache{c: cachekit.Must(cachekit.Options[uint64, uint64]{MaxEntries: capacity, DisableStats: true})}
 	},
 }
 

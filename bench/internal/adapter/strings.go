@@ -81,7 +81,7 @@ type StringInfo struct {
 // name's constructor is in newString.
 var stringRegistry = []StringInfo{
 	{Name: "cachekit", Kind: KindCache, TTL: true,
-		Config: "`cachekit.New(Options{MaxEntries: capacity, DefaultTTL: ttl})`: the defaults otherwise."},
+		Config: "`cachekit.New(Options{MaxEntries: capacity, DefaultTTL: ttl, DisableStats: true})`: the defaults otherwise."},
 	{Name: "otter", Kind: KindCache, TTL: true,
 		Config: "otter v2 `Options{MaximumSize: capacity}` (with `ExpiryCalculator: ExpiryWriting(ttl)` when a TTL is set)."},
 	{Name: "theine", Kind: KindCache, TTL: true,

@@ -19,7 +19,7 @@ import (
 func newString[V any](name string, cfg StringConfig[V]) (StringCache[V], error) {
 	switch name {
 	case "cachekit":
-		c, err := cachekit.New(cachekit.Options[string, V]{MaxEntries: cfg.Capacity, DefaultTTL: cfg.TTL})
+		c, err := cachekit.New(cachekit.Options[string, V]{MaxEntries: cfg.Capacity, DefaultTTL: cfg.TTL, DisableStats: true})
 		if err != nil {
 			return nil, err
 		}
