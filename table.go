@@ -245,10 +245,10 @@ func (s *segment[K, V]) get(key K, h uint64) *entry[K, V] {
 
 // get returns the entry for key, whose hash is h, or nil. Lock-free.
 //
-// It probes the home group itself and leaves the groups past it to
-// getPast, so that it is small enough to be inlined into Get: a hit is a
-// chain of dependent loads (the table, the group, the slot, the entry),
-// and a call on that chain makes it longer.
+// It probes the home group and leaves the groups past it to getPast.
+// Cache.Get does the same, written out: get is too large for the compiler
+// to inline, and a hit is a chain of dependent loads (the table, the group,
+// the slot, the entry) that a call makes longer.
 func (t *table[K, V]) get(key K, h uint64) *entry[K, V] {
 	i := t.home(h)
 	c := t.groups[i].ctrl.Load()
