@@ -2271,7 +2271,7 @@ func testLoneReaderRecordsEveryRead(t *testing.T, disableStats bool) {
 	})
 }
 
-// TestStatsDisabled runs TestStatsScripted's script with DisableStats:
+// TestStatsDisabled runs a script like TestStatsScripted's with DisableStats:
 // hits and misses are not counted, every other counter is; and before the
 // policy records reads (an unbounded cache, or one less than half full), a
 // Get writes nothing to the read buffer's stripes, neither queues nor
