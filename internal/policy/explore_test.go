@@ -91,9 +91,11 @@ func replay(keys []uint64, p Policy, idx map[uint64]*node.Node) int {
 //
 //	EXPLORE='libcachesim-cloudphysicsio:5000,10000' VARIANTS=default,0,0.01,0.2 go test -run Explore -v .
 //
-// Variants are "default" or a window share. Keys are hashed as sim does
-// (MurmurHash3's finaliser), but the seed differs, so figures can differ
-// from sim's by the randomness of admission.
+// Variants are "default", a window share ("0.2": plain W-TinyLFU with that
+// window), or "g" and a share ("g0.2": that window with the default's
+// other choices, the ghost in use and window hits not counted). Keys are
+// hashed as sim does (MurmurHash3's finaliser), but the seed differs, so
+// figures can differ from sim's by the randomness of admission.
 func TestExplore(t *testing.T) {
 	spec := os.Getenv("EXPLORE")
 	if spec == "" {
@@ -110,16 +112,28 @@ func TestExplore(t *testing.T) {
 				if v == "default" {
 					p = NewTinyLFU(capacity, false, 7, node.KeyedHash)
 				} else {
-					share, _ := strconv.ParseFloat(v, 64)
-					q := newTinyLFU(capacity, false, 7, node.KeyedHash)
-					q.setWindowShare(share)
-					p = q
+					p = fixedShare(v, capacity)
 				}
 				line += fmt.Sprintf(" %s=%.2f", v, replayHR(keys, p))
 			}
 			t.Log(line)
 		}
 	}
+}
+
+// fixedShare returns a TinyLFU whose window share is fixed: v is the
+// share ("0.2"), or "g" and the share ("g0.2") for the default's other
+// choices (the ghost filter in use, window hits not counted) around it.
+func fixedShare(v string, capacity uint64) *TinyLFU {
+	s, ghost := strings.CutPrefix(v, "g")
+	share, _ := strconv.ParseFloat(s, 64)
+	q := newTinyLFU(capacity, false, 7, node.KeyedHash)
+	q.setWindowShare(share)
+	if ghost {
+		q.ghost = newGhostFilter(uint64(sketchCapacity(capacity, false)) / ghostGenShare)
+		q.useGhost, q.skipWindowHits = true, true
+	}
+	return q
 }
 
 // tracesDir is the shared trace directory (EXPLORE_TRACES overrides it).

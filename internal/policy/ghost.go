@@ -76,6 +76,13 @@ func (g *ghostFilter) has(h uint64) bool {
 	return inCur || inPrev
 }
 
+// reset forgets every key.
+func (g *ghostFilter) reset() {
+	clear(g.cur)
+	clear(g.prev)
+	g.n = 0
+}
+
 // add remembers h.
 func (g *ghostFilter) add(h uint64) {
 	if g.n >= g.gen {

@@ -78,3 +78,33 @@ func TestTinyLFUGhostAdmits(t *testing.T) {
 		}
 	}
 }
+
+// The ghost filter is kept only while it is in use: a refusal without it
+// leaves the filter alone, and turning it on starts it empty, so that a key
+// refused before it was last turned off is not taken for a recent one.
+func TestTinyLFUGhostKeptOnlyInUse(t *testing.T) {
+	p := newTinyLFU(10, false, 1, node.KeyedHash)
+	p.ghost = newGhostFilter(5)
+	cand, victim := node.NewKeyed(mix.Mix(100), 1), node.NewKeyed(mix.Mix(200), 1)
+	p.sketch.increment(mix.Mix(200)) // the victim wins on frequency
+	for _, use := range []bool{false, true} {
+		p.setGhost(use)
+		if p.admit(cand, victim) {
+			t.Fatalf("ghost %v: first refusal admitted", use)
+		}
+		if got := p.ghost.has(mix.Mix(100)); got != use {
+			t.Fatalf("ghost %v: refused key remembered = %v", use, got)
+		}
+	}
+	if !p.admit(cand, victim) {
+		t.Fatal("ghost in use: a candidate refused just before was not admitted")
+	}
+	p.setGhost(false)
+	p.setGhost(true)
+	if p.ghost.has(mix.Mix(100)) {
+		t.Fatal("ghost turned on again: it still remembers a refusal from before")
+	}
+	if p.admit(cand, victim) {
+		t.Fatal("ghost turned on again: an old refusal admitted the candidate")
+	}
+}
