@@ -51,6 +51,18 @@ func BenchmarkGetPut(b *testing.B) {
 	}
 }
 
+// BenchmarkGetPutWarm is BenchmarkGetPut on caches of half the capacity
+// (16,384), which its keys fill past half: the hit path of a warm cache,
+// whose policy records reads. Names: GetPutWarm/mix=100_0/cache=otter/goroutines=2.
+func BenchmarkGetPutWarm(b *testing.B) {
+	w := loadWorkload(b, "getput-warm")
+	for _, pct := range w.ReadPcts {
+		b.Run(fmt.Sprintf("mix=%d_%d", pct, 100-pct), func(b *testing.B) {
+			benchCaches(b, w, pct)
+		})
+	}
+}
+
 // BenchmarkEvict is the evicting workload: keys over a key space 10× the
 // capacity (100,000), Zipf (s = 1.01) or uniform; a read is a Get and a
 // Set on a miss. Names: Evict/dist=zipf/reads=90/cache=otter/goroutines=2.

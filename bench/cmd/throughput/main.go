@@ -20,11 +20,12 @@
 //	-caches LIST     comma-separated caches, or "all" (default: every
 //	                 cache but 2q and arc, which are there for hit ratios)
 //	-workloads LIST  comma-separated workloads (default
-//	                 getput,evict-zipf,evict-uniform)
+//	                 getput,getput-warm,evict-zipf,evict-uniform)
 //	-mults LIST      goroutine counts as multiples of GOMAXPROCS
 //	                 (default 1,4,16)
 //	-reads LIST      read shares (percent) to run, of each workload's own
-//	                 (getput: 100,75,50,25,0; evicting: 100,90,75,50);
+//	                 (getput, getput-warm: 100,75,50,25,0; evicting:
+//	                 100,90,75,50);
 //	                 default all
 //	-capacity N      capacity of the evicting workloads (default 100000)
 //	-seed N          seed of the operation streams (default 1)

@@ -70,6 +70,18 @@ func TestGetPut(t *testing.T) {
 	}
 }
 
+// GetPutWarm is GetPut on a cache its keys fill past half (reads are
+// recorded) but not to the brim (nothing is evicted).
+func TestGetPutWarm(t *testing.T) {
+	w, g := GetPutWarm(), GetPut()
+	if !slices.Equal(w.Keys, g.Keys) || !slices.Equal(w.PrefillKeys, g.PrefillKeys) || !slices.Equal(w.ReadPcts, g.ReadPcts) {
+		t.Fatal("GetPutWarm's keys, pre-fill or mixes differ from GetPut's")
+	}
+	if d := w.Distinct(); 2*d <= w.Capacity || d > w.Capacity {
+		t.Errorf("GetPutWarm: %d distinct keys in a capacity of %d, want more than half and at most all", d, w.Capacity)
+	}
+}
+
 func TestEvict(t *testing.T) {
 	const capacity = 1000
 	for _, dist := range []Distribution{Zipf, Uniform} {
