@@ -616,12 +616,11 @@ func (p *TinyLFU) mainVictim() *node.Node {
 //
 // While the miniatures advise the ghost (see setGhost), a candidate that
 // loses on frequency is remembered in the ghost filter; if it loses again
-// before the filter forgets it (after a third to two
-// thirds of the maximum in further refusals), it came back within about a
-// cache's worth of misses, where LRU would have kept it, and it is
-// admitted on that recency when the miniatures say that pays (2Q's A1out
-// plays that part; "history-assisted" admission). On recency-friendly
-// traces frequency misleads: arc-oltp at 10,000 entries 62.27% -> 63.41%
+// before the filter forgets it (after a third to two thirds of the maximum
+// in further refusals), it came back within about a cache's worth of
+// misses, where LRU would have kept it, and it is admitted on that recency
+// (2Q's A1out plays that part; "history-assisted" admission). On
+// recency-friendly traces frequency misleads: arc-oltp at 10,000 entries 62.27% -> 63.41%
 // (2Q 62.05%), arc-p3 at 100,000 39.92% -> 40.79% (ARC 40.67%), scarab-recs
 // at 10,000 52.70% -> 53.81%. On loops it would admit every refused key and
 // churn, so the miniatures try it as a separate choice (see miniWindows)
