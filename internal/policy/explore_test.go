@@ -112,7 +112,7 @@ func TestExplore(t *testing.T) {
 				if v == "default" {
 					p = NewTinyLFU(capacity, false, 7, node.KeyedHash)
 				} else {
-					p = fixedShare(v, capacity)
+					p = fixedShare(t, v, capacity)
 				}
 				line += fmt.Sprintf(" %s=%.2f", v, replayHR(keys, p))
 			}
@@ -124,9 +124,12 @@ func TestExplore(t *testing.T) {
 // fixedShare returns a TinyLFU whose window share is fixed: v is the
 // share ("0.2"), or "g" and the share ("g0.2") for the default's other
 // choices (the ghost filter in use, window hits not counted) around it.
-func fixedShare(v string, capacity uint64) *TinyLFU {
+func fixedShare(t *testing.T, v string, capacity uint64) *TinyLFU {
 	s, ghost := strings.CutPrefix(v, "g")
-	share, _ := strconv.ParseFloat(s, 64)
+	share, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("variant %q: %v", v, err)
+	}
 	q := newTinyLFU(capacity, false, 7, node.KeyedHash)
 	q.setWindowShare(share)
 	if ghost {
@@ -183,7 +186,8 @@ func peerRows(t *testing.T) []peerRow {
 // and the count of points below the README's best peer − 0.1.
 // SUITE_TRACES=a,b restricts it to some traces. A variant is "default"
 // (admission seed 7), "default@N" (admission seed N) or a fixed window
-// share. Skipped unless SUITE is set:
+// share, with or without the ghost (as TestExplore's variants). Skipped
+// unless SUITE is set:
 //
 //	SUITE=default go test -count 1 -run Suite -v .
 //
@@ -228,13 +232,7 @@ func TestSuite(t *testing.T) {
 		if v == "default" {
 			return NewTinyLFU(capacity, false, 7, node.KeyedHash)
 		}
-		share, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			t.Fatalf("variant %q: %v", v, err)
-		}
-		q := newTinyLFU(capacity, false, 7, node.KeyedHash)
-		q.setWindowShare(share)
-		return q
+		return fixedShare(t, v, capacity)
 	}
 	// hr[row][variant][seed] is a hit ratio; the replays of one trace run
 	// in parallel, one goroutine per (seed, variant, row).
