@@ -133,7 +133,7 @@ func fixedShare(t *testing.T, v string, capacity uint64) *TinyLFU {
 	q := newTinyLFU(capacity, false, 7, node.KeyedHash)
 	q.setWindowShare(share)
 	if ghost {
-		q.ghost = newGhostFilter(uint64(sketchCapacity(capacity, false)) / ghostGenShare)
+		q.ghost = tinyLFUGhost(capacity)
 		q.useGhost, q.skipWindowHits = true, true
 	}
 	return q

@@ -235,6 +235,13 @@ func (p *TinyLFU) adapt(h uint64) {
 	}
 }
 
+// tinyLFUGhost returns the ghost filter of a TinyLFU bounded at max
+// entries: generations of a ghostGenShare-th of max, capped like the
+// sketch (16 MB at most).
+func tinyLFUGhost(max uint64) *ghostFilter {
+	return newGhostFilter(uint64(sketchCapacity(max, false)) / ghostGenShare)
+}
+
 // setGhost turns the ghost filter's use on or off, as the miniatures
 // advise. The filter is kept only while in use: a refusal costs a cache
 // miss on the filter's block, and where the miniatures advise against the
@@ -299,8 +306,7 @@ func (p *TinyLFU) Add(n *node.Node) {
 	p.carryKeys()
 	if p.startSim && p.weight >= p.max/miniStartFill {
 		p.sim, p.startSim = newMiniSim(p.max, p.simSeed), false
-		// Capped like the sketch: 16 MB at most.
-		p.ghost = newGhostFilter(uint64(sketchCapacity(p.max, false)) / ghostGenShare)
+		p.ghost = tinyLFUGhost(p.max)
 		// Follow the miniatures' first recommendation (miniStart) from
 		// their start: the cache switches only when it changes, so a
 		// start other than initialWindow would otherwise never apply.
