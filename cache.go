@@ -38,8 +38,28 @@ import (
 type Cache[K comparable, V any] struct {
 	c       *cache[K, V]
 	cleanup runtime.Cleanup // stops c's goroutine if the Cache is dropped
-	// Every operation reads c: the handle fills a cache line (see hotLine).
-	_ [hotLine - unsafe.Sizeof((*int)(nil)) - unsafe.Sizeof(runtime.Cleanup{})]byte
+	get     getter[K, V]
+	// Every operation reads the handle: it fills a cache line (see hotLine).
+	_ [hotLine - unsafe.Sizeof((*int)(nil)) - unsafe.Sizeof(runtime.Cleanup{}) - unsafe.Sizeof(getter[K, V]{})]byte
+}
+
+// getter holds copies of the cache's fields that a Get reads before it
+// reaches the index, all set once by New: kept in the handle, a hit starts
+// its chain of dependent loads (table pointer, table, group, slot, entry)
+// from the handle rather than from the shared state behind it, one load
+// shorter: as many as an xsync.Map load's (its table, the table's header,
+// the bucket, the entry). In a single-goroutine loop of hits on a cache of
+// 32,768 entries holding 512 or 10,000 keys (stats off, so only the index
+// is measured), the median of 20 interleaved pairs of runs took 6% less
+// time per Get than reading them through the handle's pointer.
+type getter[K comparable, V any] struct {
+	tabs       *atomic.Pointer[table[K, V]] // &cache.tabs[0]
+	seed64     uint64
+	seed       maphash.Seed
+	segShift   uint8
+	keyKind    keyKind
+	vkind      uint8
+	countReads bool
 }
 
 // cache is the shared state. The background goroutine refers to it, never
@@ -333,7 +353,10 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		c.ttlUsed.Store(true)
 	}
 	go c.run()
-	h := &Cache[K, V]{c: c}
+	h := &Cache[K, V]{c: c, get: getter[K, V]{
+		tabs: &c.tabs[0], seed64: c.seed64, seed: c.seed, segShift: uint8(c.segShift),
+		keyKind: c.keyKind, vkind: uint8(c.vkind), countReads: c.countReads,
+	}}
 	// The cleanup only signals the goroutine to stop: it runs on the
 	// runtime's cleanup goroutine, which must not block.
 	h.cleanup = runtime.AddCleanup(h, func(c *cache[K, V]) { c.signalStop() }, c)
@@ -584,35 +607,41 @@ const spreadPeriod = int64(time.Millisecond)
 // An expired entry is never returned. Get counts a hit or a miss and tells
 // the eviction policy about the access.
 func (h *Cache[K, V]) Get(key K) (V, bool) {
-	c := h.c
-	// c.hash(key) and c.table(hash).get(key, hash), written out: neither
-	// is small enough for the compiler to inline, and a hit is a chain of
-	// dependent loads (the table, the group, the slot, the entry) that a
-	// call makes longer.
+	g := &h.get
+	// c.hash(key) and c.table(hash).get(key, hash), written out from the
+	// handle's copies: neither is small enough for the compiler to inline,
+	// and a hit is a chain of dependent loads (the table, the group, the
+	// slot, the entry) that a call makes longer.
 	var hash uint64
-	if c.keyKind == keyInt64 {
-		hash = hashInt(*(*uint64)(unsafe.Pointer(&key)), c.seed64)
-	} else {
-		hash = c.hashOther(key)
+	switch g.keyKind {
+	case keyInt64:
+		hash = hashInt(*(*uint64)(unsafe.Pointer(&key)), g.seed64)
+	case keyString:
+		hash = maphash.String(g.seed, *(*string)(unsafe.Pointer(&key)))
+	default:
+		hash = h.c.hashOther(key)
 	}
-	t := c.table(hash)
+	// hash>>segShift is below the number of segments (a power of two).
+	t := (*atomic.Pointer[table[K, V]])(unsafe.Add(unsafe.Pointer(g.tabs),
+		uintptr(hash>>g.segShift)*unsafe.Sizeof(atomic.Pointer[table[K, V]]{}))).Load()
 	i := t.home(hash)
 	ctl := t.groups[i].ctrl.Load()
 	e := t.groups[i].lookup(key, ctl, tag(hash))
 	if e == nil && overflow(ctl) != 0 {
 		e = t.getPast(key, hash, i)
 	}
+	c := h.c
 	if e == nil || e.expiredAt(c) {
-		if c.countReads {
+		if g.countReads {
 			c.count(statMisses, probe())
 		}
 		var zero V
 		return zero, false
 	}
-	if c.countReads || c.recordReads.Load() {
+	if g.countReads || c.recordReads.Load() {
 		c.afterRead(e)
 	}
-	return c.load(e), true
+	return loadValue(int(g.vkind), e), true
 }
 
 // afterRead counts a hit and records the access for the policy. A hit is

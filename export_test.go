@@ -15,7 +15,9 @@ func (h *Cache[K, V]) settle() {
 }
 
 // setHasher replaces the key hash (to force collisions).
-func (h *Cache[K, V]) setHasher(fn func(K) uint64) { h.c.hasher, h.c.keyKind = fn, keyOther }
+func (h *Cache[K, V]) setHasher(fn func(K) uint64) {
+	h.c.hasher, h.c.keyKind, h.get.keyKind = fn, keyOther, keyOther
+}
 
 // setRandom replaces the jitter's random source.
 func (h *Cache[K, V]) setRandom(fn func() float64) { h.c.random = fn }

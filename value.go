@@ -60,8 +60,11 @@ func bits[K comparable, V any](e *entry[K, V]) *atomic.Uint64 {
 }
 
 // load returns e's current value. Lock-free.
-func (c *cache[K, V]) load(e *entry[K, V]) V {
-	switch c.vkind {
+func (c *cache[K, V]) load(e *entry[K, V]) V { return loadValue(c.vkind, e) }
+
+// loadValue returns e's current value, held as vkind says. Lock-free.
+func loadValue[K comparable, V any](vkind int, e *entry[K, V]) V {
+	switch vkind {
 	case valueBits:
 		u := bits(e).Load()
 		return *(*V)(unsafe.Pointer(&u))
