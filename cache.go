@@ -523,10 +523,16 @@ func (c *cache[K, V]) hash(key K) uint64 {
 // directly from a method of the generic cache).
 func hashInt(k, seed uint64) uint64 { return mix.Mix(k ^ seed) }
 
+// hashString is hash for keys of a string kind (keyString), small enough
+// to inline into Get.
+func hashString[K comparable](key K, seed maphash.Seed) uint64 {
+	return maphash.String(seed, *(*string)(unsafe.Pointer(&key)))
+}
+
 // hashOther is hash for keys that are not integers.
 func (c *cache[K, V]) hashOther(key K) uint64 {
 	if c.keyKind == keyString {
-		return maphash.String(c.seed, *(*string)(unsafe.Pointer(&key)))
+		return hashString(key, c.seed)
 	}
 	if c.hasher != nil {
 		return c.hasher(key)
@@ -617,7 +623,7 @@ func (h *Cache[K, V]) Get(key K) (V, bool) {
 	case keyInt64:
 		hash = hashInt(*(*uint64)(unsafe.Pointer(&key)), g.seed64)
 	case keyString:
-		hash = maphash.String(g.seed, *(*string)(unsafe.Pointer(&key)))
+		hash = hashString(key, g.seed)
 	default:
 		hash = h.c.hashOther(key)
 	}
