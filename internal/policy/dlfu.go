@@ -52,9 +52,7 @@ func init() {
 //
 // DLFU is not safe for concurrent use.
 type DLFU struct {
-	heap     heapQueue
-	max      uint64
-	weight   uint64
+	heapSpace
 	weighted bool
 	m        float64 // time constant in multiples of the capacity
 	incr     float64 // what the next reference adds
@@ -66,11 +64,8 @@ type DLFU struct {
 // constant is m times the capacity in entries (m > 0; +Inf for none).
 // weighted says whether node weights vary.
 func NewDLFU(max uint64, weighted bool, m float64) *DLFU {
-	if max == 0 {
-		max = 1
-	}
-	p := &DLFU{max: max, weighted: weighted, m: m, incr: 1}
-	p.grow = dlfuGrowth(m, float64(max))
+	p := &DLFU{heapSpace: newHeapSpace(max), weighted: weighted, m: m, incr: 1}
+	p.grow = dlfuGrowth(m, float64(p.max))
 	return p
 }
 
@@ -81,15 +76,6 @@ func NewDLFU(max uint64, weighted bool, m float64) *DLFU {
 func dlfuGrowth(m, entries float64) float64 {
 	return min(1+1/(m*entries), 2)
 }
-
-// Len implements Policy.
-func (p *DLFU) Len() int { return p.heap.len() }
-
-// Weight implements Policy.
-func (p *DLFU) Weight() uint64 { return p.weight }
-
-// Max implements Policy.
-func (p *DLFU) Max() uint64 { return p.max }
 
 // Score returns n's current score and the current increment (for tests).
 func (p *DLFU) Score(n *node.Node) (score, incr float64) {
@@ -136,26 +122,15 @@ func (p *DLFU) Access(n *node.Node) {
 	p.tick()
 }
 
-// Remove implements Policy.
-func (p *DLFU) Remove(n *node.Node) {
-	p.heap.remove(p.heap.index(n))
-	p.weight -= uint64(n.Weight)
-}
-
 // Replace implements Policy: n inherits old's score, and the write counts
 // as a reference.
 func (p *DLFU) Replace(old, n *node.Node) {
-	p.heap.replace(old, n)
-	p.weight = p.weight - uint64(old.Weight) + uint64(n.Weight)
+	p.swap(old, n)
 	p.Access(n)
 }
 
 // Evict implements Policy.
 func (p *DLFU) Evict() *node.Node {
-	if p.weight <= p.max {
-		return nil
-	}
-	e := p.heap.remove(0)
-	p.weight -= uint64(e.n.Weight)
-	return e.n
+	n, _ := p.popOver()
+	return n
 }

@@ -30,29 +30,15 @@ const qHeap = 1
 //
 // LFU is not safe for concurrent use.
 type LFU struct {
-	heap   heapQueue
-	max    uint64
-	weight uint64
-	age    float64 // L: the key of the last victim
-	clock  uint64  // references so far, the tie-breaker
+	heapSpace
+	age   float64 // L: the key of the last victim
+	clock uint64  // references so far, the tie-breaker
 }
 
 // NewLFU returns an LFU-DA policy for at most max weight.
 func NewLFU(max uint64) *LFU {
-	if max == 0 {
-		max = 1
-	}
-	return &LFU{max: max}
+	return &LFU{heapSpace: newHeapSpace(max)}
 }
-
-// Len implements Policy.
-func (p *LFU) Len() int { return p.heap.len() }
-
-// Weight implements Policy.
-func (p *LFU) Weight() uint64 { return p.weight }
-
-// Max implements Policy.
-func (p *LFU) Max() uint64 { return p.max }
 
 // Age returns the current age L (for tests and statistics).
 func (p *LFU) Age() float64 { return p.age }
@@ -75,29 +61,65 @@ func (p *LFU) Access(n *node.Node) {
 	p.heap.fix(i)
 }
 
-// Remove implements Policy.
-func (p *LFU) Remove(n *node.Node) {
-	p.heap.remove(p.heap.index(n))
-	p.weight -= uint64(n.Weight)
-}
-
 // Replace implements Policy: n inherits old's count, and the write counts
 // as a reference.
 func (p *LFU) Replace(old, n *node.Node) {
-	p.heap.replace(old, n)
-	p.weight = p.weight - uint64(old.Weight) + uint64(n.Weight)
+	p.swap(old, n)
 	p.Access(n)
 }
 
 // Evict implements Policy.
 func (p *LFU) Evict() *node.Node {
-	if p.weight <= p.max {
-		return nil
+	n, key := p.popOver()
+	if n != nil {
+		p.age = key
 	}
-	e := p.heap.remove(0)
-	p.age = e.key
-	p.weight -= uint64(e.n.Weight)
-	return e.n
+	return n
+}
+
+// heapSpace is what the heap-ordered policies (LFU, LRFU, DLFU) share:
+// the heap of their nodes, and the nodes' weight against the bound.
+type heapSpace struct {
+	heap   heapQueue
+	max    uint64
+	weight uint64
+}
+
+// newHeapSpace returns an empty heapSpace for at most limit weight (at
+// least 1).
+func newHeapSpace(limit uint64) heapSpace { return heapSpace{max: max(limit, 1)} }
+
+// Len implements Policy.
+func (s *heapSpace) Len() int { return s.heap.len() }
+
+// Weight implements Policy.
+func (s *heapSpace) Weight() uint64 { return s.weight }
+
+// Max implements Policy.
+func (s *heapSpace) Max() uint64 { return s.max }
+
+// Remove implements Policy.
+func (s *heapSpace) Remove(n *node.Node) {
+	s.heap.remove(s.heap.index(n))
+	s.weight -= uint64(n.Weight)
+}
+
+// swap puts n in old's place, with old's priority (for Replace, which
+// then counts the write as a reference).
+func (s *heapSpace) swap(old, n *node.Node) {
+	s.heap.replace(old, n)
+	s.weight = s.weight - uint64(old.Weight) + uint64(n.Weight)
+}
+
+// popOver removes the first node of the heap and returns it with its key
+// if the weight is over the bound; otherwise it returns nil.
+func (s *heapSpace) popOver() (*node.Node, float64) {
+	if s.weight <= s.max {
+		return nil, 0
+	}
+	e := s.heap.remove(0)
+	s.weight -= uint64(e.n.Weight)
+	return e.n, e.key
 }
 
 // heapItem is a tracked node with its priority in a heapQueue.

@@ -44,30 +44,16 @@ func init() {
 //
 // LRFU is not safe for concurrent use.
 type LRFU struct {
-	heap   heapQueue
+	heapSpace
 	lambda float64
-	max    uint64
-	weight uint64
 	clock  uint64 // references so far
 }
 
 // NewLRFU returns an LRFU policy with parameter lambda (in [0, 1]) for at
 // most max weight.
 func NewLRFU(max uint64, lambda float64) *LRFU {
-	if max == 0 {
-		max = 1
-	}
-	return &LRFU{max: max, lambda: lambda}
+	return &LRFU{heapSpace: newHeapSpace(max), lambda: lambda}
 }
-
-// Len implements Policy.
-func (p *LRFU) Len() int { return p.heap.len() }
-
-// Weight implements Policy.
-func (p *LRFU) Weight() uint64 { return p.weight }
-
-// Max implements Policy.
-func (p *LRFU) Max() uint64 { return p.max }
 
 // Lambda returns λ.
 func (p *LRFU) Lambda() float64 { return p.lambda }
@@ -96,26 +82,15 @@ func (p *LRFU) Access(n *node.Node) {
 	p.heap.fix(i)
 }
 
-// Remove implements Policy.
-func (p *LRFU) Remove(n *node.Node) {
-	p.heap.remove(p.heap.index(n))
-	p.weight -= uint64(n.Weight)
-}
-
 // Replace implements Policy: n inherits old's CRF, and the write counts as
 // a reference.
 func (p *LRFU) Replace(old, n *node.Node) {
-	p.heap.replace(old, n)
-	p.weight = p.weight - uint64(old.Weight) + uint64(n.Weight)
+	p.swap(old, n)
 	p.Access(n)
 }
 
 // Evict implements Policy.
 func (p *LRFU) Evict() *node.Node {
-	if p.weight <= p.max {
-		return nil
-	}
-	e := p.heap.remove(0)
-	p.weight -= uint64(e.n.Weight)
-	return e.n
+	n, _ := p.popOver()
+	return n
 }
