@@ -633,10 +633,31 @@ func (h *Cache[K, V]) Get(key K) (V, bool) {
 	i := t.home(hash)
 	ctl := t.groups[i].ctrl.Load()
 	e := t.groups[i].lookup(key, ctl, tag(hash))
+	if e == nil || e.Tag&tagTimed != 0 {
+		return h.getRest(key, hash, t, i, ctl, e)
+	}
+	if g.countReads || h.c.recordReads.Load() {
+		h.c.afterRead(e)
+	}
+	return loadValue(int(g.vkind), e), true
+}
+
+// getRest finishes a Get that did not find key in its home group (the
+// probe goes on past it if keys overflowed from there) or found an entry
+// with a deadline (which may have passed). Kept out of Get, so that Get
+// itself is only the common case, a hit in the home group on an entry
+// without a TTL. Measured: single-goroutine loops of hits (512 and 4,096
+// uint64 keys in a cache of 32,768, stats off) took a median 5.6% and 8.0%
+// less time per Get over 8 alternating pairs of runs; in bench's GetPut
+// cell (100/0, 2 goroutines, 9,676 keys, where a hit waits mostly on
+// memory) the median of 10 pairs did not move (0.99).
+//
+//go:noinline
+func (h *Cache[K, V]) getRest(key K, hash uint64, t *table[K, V], i int, ctl uint64, e *entry[K, V]) (V, bool) {
 	if e == nil && overflow(ctl) != 0 {
 		e = t.getPast(key, hash, i)
 	}
-	c := h.c
+	g, c := &h.get, h.c
 	if e == nil || e.expiredAt(c) {
 		if g.countReads {
 			c.count(statMisses, probe())
