@@ -300,7 +300,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		onEvict:    opts.OnEvict,
 		clock:      opts.Clock,
 		wake:       make(chan struct{}, 1),
-		reads:      buffer.NewStriped[entry[K, V]](4 * procs),
+		reads:      buffer.NewStriped[entry[K, V]](2 * procs), // see buffer's stripeSize
 		writes:     buffer.NewQueue[event[K, V]](writeQueueSize(opts.MaxEntries, procs)),
 		stats:      make([]statStripe, statStripes(procs)),
 		stop:       make(chan struct{}),
