@@ -11,15 +11,16 @@ import (
 // stripeSize is the number of slots in one stripe (a power of two).
 //
 // A read that finds its stripe full while a maintenance pass is underway
-// is dropped, and those drops were all that a concurrent replay lost in
-// hit ratio: a Zipf stream (bench/cmd/visibility's, cache of 100,000)
-// replayed by 8 goroutines hit 79.4–80.3% with stripes of 16 (1 goroutine:
-// 81.3%), 81.3% when no read was ever dropped (a blocking pass instead),
-// and 81.0–81.1% in 8 of 9 runs with stripes of 64 (the cache taking half
-// as many stripes, so that its buffer grows by a fifth). The evicting Zipf
-// benchmark's Gets hit 0.2 to 1.4 points more, its times within the
-// host's noise; the single-goroutine replays of the trace suite were
-// unchanged (mean 49.86% → 49.92%, 3 runs each).
+// is dropped, and those drops were what a concurrent replay lost in hit
+// ratio: a Zipf stream (bench/cmd/visibility's, cache of 100,000)
+// replayed by 8 goroutines hit 81.26–81.36% when no read was ever dropped
+// (a blocking pass instead, a prototype), as with 1 goroutine (81.3%).
+// Over 12 runs each, stripes of 16 hit 79.4–81.0% (median 79.7), stripes
+// of 64 (the cache taking half as many stripes, so that its buffer grows
+// by a fifth) 80.0–81.2% (median 81.0). The evicting Zipf benchmark's
+// Gets hit 0.2 to 1.4 points more, its times within the host's noise; the
+// single-goroutine replays of the trace suite were unchanged (mean 49.86%
+// → 49.92%, 3 runs each).
 const stripeSize = 64
 
 // CacheLine is the size of a CPU cache line: the padding that keeps hot
