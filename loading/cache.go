@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"math/rand/v2"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -254,7 +255,7 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 	sh.flights[key] = f
 	sh.mu.Unlock()
 	if c.probe != nil {
-		next, v, ttl, found := c.runProbe(ctx, key)
+		next, v, ttl, found := c.runProbe(ctx, f)
 		if found {
 			c.finish(f, outcome[V]{value: v, kind: loaded, limit: max(ttl, 0), limited: ttl >= 0}, c.now())
 			return f.value, f.err
@@ -268,15 +269,26 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 	return c.wait(ctx, f)
 }
 
-// runProbe asks the Prober, turning a panic into not found.
-func (c *Cache[K, V]) runProbe(ctx context.Context, key K) (next context.Context, v V, ttl time.Duration, found bool) {
+// runProbe asks the Prober about f's key, turning a panic into not found.
+// If the Prober calls runtime.Goexit, the caller's goroutine cannot go on
+// to load: runProbe fails f with a *PanicError as the goroutine unwinds,
+// so that the key's other callers do not wait for a load nobody runs.
+func (c *Cache[K, V]) runProbe(ctx context.Context, f *flight[K, V]) (next context.Context, v V, ttl time.Duration, found bool) {
+	returned := false
 	defer func() {
-		if recover() != nil {
+		if returned {
+			return
+		}
+		if p := recover(); p != nil {
 			var zero V
 			next, v, found = ctx, zero, false
+			return
 		}
+		pe := &PanicError{Goexit: true, Stack: debug.Stack()}
+		c.finish(f, outcome[V]{kind: abandoned, err: pe}, c.now())
 	}()
-	next, v, ttl, found = c.probe.Probe(ctx, key)
+	next, v, ttl, found = c.probe.Probe(ctx, f.key)
+	returned = true
 	if next == nil {
 		next = ctx
 	}

@@ -31,7 +31,8 @@ var (
 )
 
 // PanicError is the error every waiter gets when a loader panics or calls
-// runtime.Goexit. It is not cached: the next Get of the key loads again.
+// runtime.Goexit, or when the user code that storing its result runs (the
+// Weigher) does. It is not cached: the next Get of the key loads again.
 type PanicError struct {
 	// Value is the value the loader panicked with; nil after
 	// runtime.Goexit.
@@ -39,17 +40,24 @@ type PanicError struct {
 	// Goexit reports that the loader called runtime.Goexit (for example
 	// through testing.T.FailNow) instead of returning.
 	Goexit bool
-	// Stack is the loader goroutine's stack at the panic or Goexit, as
-	// formatted by runtime/debug.Stack.
+	// Storing reports that the panic or Goexit came from storing the
+	// loaded value (in the Weigher), not from the loader.
+	Storing bool
+	// Stack is the stack of the goroutine that panicked or called
+	// runtime.Goexit, as formatted by runtime/debug.Stack.
 	Stack []byte
 }
 
 // Error returns a one-line description; the stack is in Stack.
 func (e *PanicError) Error() string {
-	if e.Goexit {
-		return "loading: loader called runtime.Goexit"
+	who := "loader"
+	if e.Storing {
+		who = "storing the loaded value"
 	}
-	return fmt.Sprintf("loading: loader panicked: %v", e.Value)
+	if e.Goexit {
+		return "loading: " + who + " called runtime.Goexit"
+	}
+	return fmt.Sprintf("loading: %s panicked: %v", who, e.Value)
 }
 
 // Unwrap returns the panic value if it is an error, so that errors.Is and

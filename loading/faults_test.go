@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -360,6 +361,126 @@ func TestHardTTLWhileRefreshHangs(t *testing.T) {
 		synctest.Wait()
 		if n := src.total.Load(); n != 2 {
 			t.Fatalf("%d loader calls; want 2", n)
+		}
+	})
+}
+
+// A load that outlives the loader call that started it (here a background
+// reload of 2, started by 1's loader) does not count 1 as being loaded once
+// 1's load is over: its own Get of 1 loads it rather than fail with
+// ErrReentrant.
+func TestReentrantChainSkipsFinishedLoads(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		var inner error
+		var c *Cache[int, string]
+		src := newSource(func(ctx context.Context, key, n int) (string, error) {
+			if key == 1 {
+				v, err := c.Get(ctx, 2)
+				return "a(" + v + ")", err
+			}
+			if n == 1 {
+				return "b1", nil
+			}
+			<-gate // 2's reload, started by 1's loader
+			var v string
+			v, inner = c.Get(ctx, 1)
+			return "b2(" + v + ")", inner
+		})
+		c = newCache(t, Options[int, string]{Loader: src, TTL: time.Hour, RefreshAfter: time.Minute, ErrorTTL: time.Hour})
+		mustGet(t, c, 2, "b1")
+		time.Sleep(2 * time.Minute) // 2 is due for a reload
+		mustGet(t, c, 1, "a(b1)")   // 1's loader reads 2: its reload starts
+		synctest.Wait()
+		c.Delete(1) // 1's load is over: the reload of 2 must load 1 again
+		close(gate)
+		synctest.Wait()
+		if inner != nil {
+			t.Fatalf("the reload's Get(1) = %v; want a load (nobody was loading 1)", inner)
+		}
+		mustGet(t, c, 2, "b2(a(b1))")
+		if s := c.Stats(); s.LoadErrors != 0 {
+			t.Fatalf("LoadErrors = %d; want 0", s.LoadErrors)
+		}
+	})
+}
+
+// A Weigher that panics or calls runtime.Goexit while a loaded value is
+// stored fails the waiters with a *PanicError (Storing set), stores
+// nothing, and leaves the key loadable: the process survives, and the
+// key's shard is not left locked.
+func TestWeigherFaultWhileStoring(t *testing.T) {
+	for _, fault := range []string{"panic", "goexit"} {
+		t.Run(fault, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var faults atomic.Int32
+				faults.Store(1)
+				gate := make(chan struct{})
+				src := newSource(func(ctx context.Context, key, n int) (string, error) {
+					if n == 1 {
+						<-gate
+					}
+					return "v", nil
+				})
+				c := newCache(t, Options[int, string]{Loader: src, MaxWeight: 100,
+					Weigher: func(k int, v string) uint32 {
+						if faults.Add(-1) == 0 {
+							if fault == "panic" {
+								panic("weigher bug")
+							}
+							runtime.Goexit()
+						}
+						return 1
+					}})
+				var wg sync.WaitGroup
+				errs := make([]error, 5)
+				for i := range errs {
+					wg.Go(func() { _, errs[i] = c.Get(context.Background(), 1) })
+				}
+				synctest.Wait() // all five wait for the first load
+				close(gate)
+				wg.Wait()
+				for i, err := range errs {
+					var pe *PanicError
+					if !errors.As(err, &pe) || !pe.Storing || pe.Goexit != (fault == "goexit") {
+						t.Fatalf("waiter %d: %v; want a *PanicError from storing (%s)", i, err, fault)
+					}
+					if fault == "panic" && (pe.Value != "weigher bug" || !strings.Contains(pe.Error(), "storing the loaded value panicked: weigher bug")) {
+						t.Fatalf("waiter %d: %+v", i, pe)
+					}
+				}
+				// Nothing was stored: the next Get loads again (and the
+				// shard is not locked).
+				mustGet(t, c, 1, "v")
+				if n := src.count(1); n != 2 {
+					t.Fatalf("%d loads; want 2", n)
+				}
+			})
+		})
+	}
+}
+
+// A load that Close cancels, whose loader then returns an error, counts
+// as a failed load, as Stats documents.
+func TestLoadErrorsCountsLoadsCancelledByClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c, err := New(Options[int, string]{Clock: bubbleClock{}, Loader: LoaderFunc[int, string](
+			func(ctx context.Context, k int) (string, error) {
+				<-ctx.Done()
+				return "", ctx.Err()
+			})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := c.Get(context.Background(), 1); done <- err }()
+		synctest.Wait()
+		c.Close()
+		if err := <-done; !errors.Is(err, ErrClosed) || !errors.Is(err, context.Canceled) {
+			t.Fatalf("Get = %v; want ErrClosed wrapping the loader's error", err)
+		}
+		if s := c.Stats(); s.Loads != 1 || s.LoadErrors != 1 {
+			t.Fatalf("Loads %d, LoadErrors %d; want 1 and 1", s.Loads, s.LoadErrors)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,6 +28,10 @@ type flight[K comparable, V any] struct {
 	done  chan struct{}
 	value V
 	err   error
+
+	// over is set when the flight finishes: a call chain that holds it no
+	// longer counts it as a key being loaded (see chain.has).
+	over atomic.Bool
 }
 
 // newFlight returns a flight for key, in shard sh, to be put in the table;
@@ -56,7 +61,11 @@ func (f *flight[K, V]) waitable() {
 
 // chain is the set of keys that a call chain is loading: a loader's context
 // carries the keys of its own call and, through parent, those of the loads
-// that (directly or not) called it.
+// that (directly or not) called it. A load can outlive the call that
+// started it (a background reload started from a loader's Get, or a load
+// whose starter gave up waiting): its chain then still names the caller's
+// keys, whose loads have finished, and has skips those, so that only a key
+// still being loaded up the chain makes a Get fail with ErrReentrant.
 type chain[K comparable, V any] struct {
 	flights []*flight[K, V]
 	parent  *chain[K, V]
@@ -73,7 +82,7 @@ func chainOf[K comparable, V any](ctx context.Context, c *Cache[K, V]) *chain[K,
 func (ch *chain[K, V]) has(key K) bool {
 	for ; ch != nil; ch = ch.parent {
 		for _, f := range ch.flights {
-			if f.key == key {
+			if f.key == key && !f.over.Load() {
 				return true
 			}
 		}
@@ -168,7 +177,7 @@ func (c *Cache[K, V]) run(ctx context.Context, fl []*flight[K, V], slot bool, li
 		now := c.now()
 		o := c.classify(ctx, v, err)
 		o.limit, o.limited = lim.get()
-		c.countLoad(start, now, o.kind == failed)
+		c.countLoad(start, now, o.kind == failed || o.kind == abandoned)
 		c.finish(fl[0], o, now)
 		return
 	}
@@ -199,7 +208,7 @@ func (c *Cache[K, V]) run(ctx context.Context, fl []*flight[K, V], slot bool, li
 			outs[i] = outcome[V]{err: ErrNotFound, kind: notFound}
 		}
 		outs[i].limit, outs[i].limited = lim.get()
-		failure = failure || outs[i].kind == failed
+		failure = failure || outs[i].kind == failed || outs[i].kind == abandoned
 	}
 	c.countLoad(start, now, failure)
 	for i, f := range fl {
@@ -236,7 +245,14 @@ func (c *Cache[K, V]) countLoad(start, now int64, failed bool) {
 // overtaken (Delete, Set, InvalidateAll) or the cache is closed, and hands
 // the outcome to f's waiters. Storing before waking them means that a
 // waiter's next Get finds the result.
+//
+// Storing runs user code (the Weigher; the core cache's listener), often
+// on a load goroutine that no caller owns: if it panics or calls
+// runtime.Goexit, nothing is stored, and the waiters get a *PanicError
+// instead of the outcome (a panic would otherwise end the program, and
+// the shard would stay locked).
 func (c *Cache[K, V]) finish(f *flight[K, V], o outcome[V], now int64) {
+	f.over.Store(true)
 	sh := f.sh
 	sh.mu.Lock()
 	if sh.flights[f.key] == f {
@@ -244,7 +260,11 @@ func (c *Cache[K, V]) finish(f *flight[K, V], o outcome[V], now int64) {
 	}
 	var stored *record[V]
 	if !f.discard && !c.closed.Load() {
-		stored = c.store(f, o, now)
+		var pe *PanicError
+		stored, pe = c.storeSafely(f, o, now)
+		if pe != nil {
+			o = outcome[V]{kind: abandoned, err: pe}
+		}
 	}
 	// Whatever record the key has now may have had its reload claimed
 	// by a reader that found this flight running: let the next reader
@@ -260,6 +280,38 @@ func (c *Cache[K, V]) finish(f *flight[K, V], o outcome[V], now int64) {
 	if done != nil {
 		close(done)
 	}
+}
+
+// storeSafely is store, recovering from a panic in the user code it runs
+// (returned as a *PanicError, nothing stored). If that code calls
+// runtime.Goexit, storeSafely cannot return: it wakes f's waiters with a
+// *PanicError and unlocks the shard, which the caller holds, as the
+// goroutine unwinds.
+func (c *Cache[K, V]) storeSafely(f *flight[K, V], o outcome[V], now int64) (r *record[V], pe *PanicError) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		v := recover()
+		pe = &PanicError{Value: v, Goexit: v == nil, Storing: true, Stack: debug.Stack()}
+		if v != nil {
+			return // finish goes on with pe
+		}
+		if cur, ok := c.core.Peek(f.key); ok {
+			cur.refreshing.Store(false)
+		}
+		done := f.done
+		f.sh.mu.Unlock()
+		var zero V
+		f.value, f.err = zero, pe
+		if done != nil {
+			close(done)
+		}
+	}()
+	r = c.store(f, o, now)
+	returned = true
+	return r, nil
 }
 
 // store records o for f's key and returns the record stored, if any. The

@@ -3,6 +3,7 @@ package loading
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -111,5 +112,41 @@ func TestProbeOvertakenByDelete(t *testing.T) {
 		<-done
 		c.probe = nil
 		mustGet(t, c, 1, "v1.1") // loaded: the probe's value was not stored
+	})
+}
+
+// A Prober that calls runtime.Goexit ends its caller's Get, which cannot
+// load; the key's other callers get a *PanicError instead of waiting for
+// a load nobody runs, and the next Get loads.
+func TestProbeGoexit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		first := true
+		src := newSource(nil)
+		c := newCache(t, Options[int, string]{Loader: src, Probe: probeFunc(
+			func(ctx context.Context, key int) (context.Context, string, time.Duration, bool) {
+				if first {
+					first = false
+					<-gate
+					runtime.Goexit()
+				}
+				return nil, "", 0, false
+			})})
+		go c.Get(context.Background(), 1) // ends in the Prober's Goexit
+		synctest.Wait()
+		waiter := make(chan error, 1)
+		go func() { _, err := c.Get(context.Background(), 1); waiter <- err }()
+		synctest.Wait()
+		close(gate)
+		var pe *PanicError
+		if err := <-waiter; !errors.As(err, &pe) || !pe.Goexit {
+			t.Fatalf("the waiter got %v; want a *PanicError for the Goexit", err)
+		}
+		if _, err := c.Get(context.Background(), 1); err != nil {
+			t.Fatalf("Get after the Goexit: %v", err)
+		}
+		if n := src.count(1); n != 1 {
+			t.Fatalf("%d loads; want 1", n)
+		}
 	})
 }
