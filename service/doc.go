@@ -36,8 +36,9 @@
 // (with an Allow header) for a method a path does not support, 413 for a
 // value over MaxValueBytes or a POST body over MaxBodyBytes, 415 for a POST
 // that is not application/json, 503 while shutting down. A 500 only means a
-// bug (a recovered panic, which is logged and counted). A failed request
-// changes nothing.
+// bug (a recovered panic, which is logged and counted) or a value written to
+// Server.Store directly in another form than EncodeValue's (logged). A
+// failed request changes nothing.
 //
 // # Consistency
 //

@@ -11,12 +11,17 @@ import (
 // it got. Meanwhile a PUT or DELETE on this instance, or an invalidation
 // from another one, may have changed the key: storing the value read
 // before that would put an old value back, and keep it for its whole TTL.
-// So every change of a key bumps a generation in the key's stripe, once
-// before its in-memory change and once after its Tier write, and a fill
-// stores its value only if the generation it saw before asking the Tier is
-// still current, checked and stored under the stripe's lock. A change that
-// lands in between makes the fill skip the store (the value is still
-// served to its reader, who asked before the change completed).
+// So every change of a key bumps a generation in the key's stripe, and a
+// fill stores its value only if the generation it saw before asking the
+// Tier is still current, checked and stored under the stripe's lock. A
+// change that lands in between makes the fill skip the store (the value is
+// still served to its reader, who asked before the change completed).
+//
+// A change made here also writes the Tier, after its in-memory change: a
+// fill that starts between the two reads the Tier's old value with the new
+// generation. So such a change is open from its in-memory change (open)
+// to the end of its Tier write (close), and no fill stores while a change
+// of its stripe is open.
 //
 // Stripes are shared by many keys, so an unrelated change can also make a
 // fill skip caching; that costs a later Tier read, never a wrong value.
@@ -28,9 +33,10 @@ type fence struct {
 const fenceStripes = 1024
 
 type fenceStripe struct {
-	mu  sync.Mutex
-	gen uint64
-	_   [48]byte // keep stripes on their own cache lines
+	mu   sync.Mutex
+	gen  uint64
+	open int      // changes whose Tier write has not ended
+	_    [40]byte // keep stripes on their own cache lines
 }
 
 func newFence() *fence { return &fence{seed: maphash.MakeSeed()} }
@@ -54,21 +60,40 @@ func (f *fence) fill(key []byte, gen uint64, store func()) bool {
 	st := f.stripe(key)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.gen != gen {
+	if st.gen != gen || st.open != 0 {
 		return false
 	}
 	store()
 	return true
 }
 
-// change bumps key's generation and runs apply (the in-memory change, or
-// nothing after a Tier write) under the stripe's lock.
+// change bumps key's generation and runs apply (an in-memory change that
+// no Tier write follows: an invalidation) under the stripe's lock.
 func (f *fence) change(key []byte, apply func()) {
 	st := f.stripe(key)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.gen++
-	if apply != nil {
-		apply()
-	}
+	apply()
+}
+
+// open starts a change of key that a Tier write follows: it bumps key's
+// generation and runs apply (the in-memory change) under the stripe's
+// lock. The caller must call close(key) once the Tier write has ended.
+func (f *fence) open(key []byte, apply func()) {
+	st := f.stripe(key)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.gen++
+	st.open++
+	apply()
+}
+
+// close ends a change that open started.
+func (f *fence) close(key []byte) {
+	st := f.stripe(key)
+	st.mu.Lock()
+	st.gen++
+	st.open--
+	st.mu.Unlock()
 }

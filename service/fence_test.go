@@ -87,3 +87,45 @@ func TestTierFillDoesNotOverwriteChange(t *testing.T) {
 		})
 	}
 }
+
+// slowDeleteTier is a mapTier whose next Delete, once armed, signals
+// entered and waits for the gate to close before deleting.
+type slowDeleteTier struct {
+	mapTier
+	gate, entered chan struct{}
+}
+
+func (d *slowDeleteTier) Delete(ctx context.Context, key []byte) (bool, error) {
+	if d.gate != nil {
+		d.entered <- struct{}{}
+		<-d.gate
+	}
+	return d.mapTier.Delete(ctx, key)
+}
+
+// A read that misses the in-memory store while a DELETE is between its
+// in-memory delete and its Tier delete finds the old value in the Tier: it
+// may serve it (the DELETE has not completed), but must not store it, or
+// reads after the DELETE's 204 would keep returning the deleted value.
+func TestTierFillDuringChange(t *testing.T) {
+	checkLeaks(t)
+	tier := &slowDeleteTier{mapTier: mapTier{m: map[string][]byte{}, ttl: map[string]time.Duration{}}}
+	ts := startServer(t, Options{MaxBytes: 1 << 20, MaxValueBytes: 1024, Tier: tier})
+	if r := ts.req(t, "PUT", "/v1/entries/k", nil, "old"); r.status != 204 {
+		t.Fatal(r)
+	}
+	tier.gate, tier.entered = make(chan struct{}), make(chan struct{})
+	done := make(chan response)
+	go func() { done <- ts.do(t, ts.other, "DELETE", "/v1/entries/k", nil, nil) }()
+	<-tier.entered // deleted in memory, not yet in the Tier
+	if r := ts.req(t, "GET", "/v1/entries/k", nil, ""); r.status != 200 || r.body != "old" {
+		t.Fatalf("the read during the DELETE: %+v, want 200 old (from the Tier)", r)
+	}
+	close(tier.gate)
+	if r := <-done; r.status != 204 {
+		t.Fatalf("DELETE: %+v", r)
+	}
+	if r := ts.req(t, "GET", "/v1/entries/k", nil, ""); r.status != 404 {
+		t.Fatalf("read after the DELETE: %d %q, want 404", r.status, r.body)
+	}
+}

@@ -79,7 +79,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		s.counters.observe(rt, code, time.Since(start))
 	}()
-	rt, code = s.dispatch(w, r)
+	code = s.dispatch(w, r, &rt)
+}
+
+// escapedSlashInRoute reports whether the escaped path raw has an escaped
+// slash (%2F) before its key: in the part that names the route, up to and
+// including its third slash (entriesPrefix's). Path, which the routes
+// match, has it unescaped, which would make /v1%2Fentries%2Fk a request for
+// key k.
+func escapedSlashInRoute(raw string) bool {
+	head := raw
+	for i, n := 0, 0; i < len(raw); i++ {
+		if raw[i] == '/' {
+			if n++; n == 3 {
+				head = raw[:i]
+				break
+			}
+		}
+	}
+	return strings.Contains(head, "%2F") || strings.Contains(head, "%2f")
 }
 
 // dateValue is a formatted Date header and the second it stands for.
@@ -98,47 +116,61 @@ func (s *Server) date(now time.Time) []string {
 	return d.v
 }
 
-func (s *Server) dispatch(w http.ResponseWriter, r *http.Request) (route, int) {
+// dispatch serves r and returns its status; it sets *rt to r's route
+// before it runs the route's handler, so that a handler's panic is counted
+// under its route (rt stays routeOther for an unknown route or method).
+func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, rt *route) int {
 	path := r.URL.Path
+	if raw := r.URL.RawPath; raw != "" && escapedSlashInRoute(raw) {
+		path = "" // no route: an escaped slash belongs to a key
+	}
 	if key, ok := strings.CutPrefix(path, entriesPrefix); ok {
 		switch r.Method {
 		case http.MethodGet:
-			return routeGet, s.get(w, r, key, true)
+			*rt = routeGet
+			return s.get(w, r, key, true)
 		case http.MethodHead:
-			return routeHead, s.get(w, r, key, false)
+			*rt = routeHead
+			return s.get(w, r, key, false)
 		case http.MethodPut:
-			return routePut, s.put(w, r, key)
+			*rt = routePut
+			return s.put(w, r, key)
 		case http.MethodDelete:
-			return routeDelete, s.delete(w, r, key)
+			*rt = routeDelete
+			return s.delete(w, r, key)
 		}
-		return routeOther, s.notAllowed(w, r.Method, "GET, HEAD, PUT, DELETE")
+		return s.notAllowed(w, r.Method, "GET, HEAD, PUT, DELETE")
 	}
 	switch path {
 	case "/v1/entries":
 		if r.Method == http.MethodPost {
-			return routePost, s.post(w, r)
+			*rt = routePost
+			return s.post(w, r)
 		}
-		return routeOther, s.notAllowed(w, r.Method, "POST")
+		return s.notAllowed(w, r.Method, "POST")
 	case "/v1/stats":
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			return routeStats, s.stats(w)
+			*rt = routeStats
+			return s.stats(w)
 		}
-		return routeOther, s.notAllowed(w, r.Method, "GET, HEAD")
+		return s.notAllowed(w, r.Method, "GET, HEAD")
 	case "/healthz":
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			w.Header()["Content-Type"] = ctJSON
 			io.WriteString(w, `{"status":"ok"}`+"\n")
-			return routeHealth, http.StatusOK
+			*rt = routeHealth
+			return http.StatusOK
 		}
-		return routeOther, s.notAllowed(w, r.Method, "GET, HEAD")
+		return s.notAllowed(w, r.Method, "GET, HEAD")
 	case "/metrics":
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			s.writeMetrics(w)
-			return routeMetrics, http.StatusOK
+			*rt = routeMetrics
+			return http.StatusOK
 		}
-		return routeOther, s.notAllowed(w, r.Method, "GET, HEAD")
+		return s.notAllowed(w, r.Method, "GET, HEAD")
 	}
-	return routeOther, s.fail(w, errNoRoute)
+	return s.fail(w, errNoRoute)
 }
 
 // fail writes an error response and returns its status.
@@ -230,13 +262,10 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, key string) int {
 		return s.bodyError(w, err, errValueTooLarge)
 	}
 	b.key = append(b.key[:0], key...)
-	if err := s.storeSet(b.key, b.val, ttl); err != nil {
+	if err := s.write(r.Context(), b.key, b.val, ttl); err != nil {
 		return s.fail(w, s.storeError(err))
 	}
 	s.counters.entriesStored.Add(1)
-	if s.o.Tier != nil {
-		s.tierSet(r.Context(), b.key, b.val, ttl)
-	}
 	w.WriteHeader(http.StatusNoContent)
 	return http.StatusNoContent
 }
@@ -250,11 +279,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, key string) int 
 	b := s.getBuf()
 	defer s.putBuf(b)
 	b.key = append(b.key[:0], key...)
-	found := s.storeDelete(b.key)
-	if s.o.Tier != nil && s.tierDelete(r.Context(), b.key) {
-		found = true
-	}
-	if !found {
+	if !s.del(r.Context(), b.key) {
 		return s.fail(w, errNoEntry)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -314,15 +339,12 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 	stored := 0
 	for _, m := range b.msgs {
 		b.tmp = append(append(b.tmp[:0], kindJSON), m.entry...)
-		if err := s.storeSet(m.id, b.tmp, ttl); err != nil {
+		if err := s.write(r.Context(), m.id, b.tmp, ttl); err != nil {
 			// Not bad input (it was all checked): the store is closing.
 			s.counters.entriesStored.Add(uint64(stored))
 			return s.fail(w, s.storeError(err))
 		}
 		stored++
-		if s.o.Tier != nil {
-			s.tierSet(r.Context(), m.id, b.tmp, ttl)
-		}
 	}
 	s.counters.entriesStored.Add(uint64(stored))
 	w.Header()["Content-Type"] = ctJSON

@@ -114,24 +114,72 @@ func parseMessage(body []byte, i int, fn func(id, entry []byte) error) error {
 
 // decodeString returns the contents of the JSON string literal s (quotes
 // included): the bytes between the quotes when there is no escape sequence,
-// else the decoded string.
+// else the decoded string. An id is a key, so it must decode to exactly one
+// byte string: bytes that are not UTF-8 (which JSON does not allow) and
+// escapes of lone surrogates (\ud800), which a decoder would both turn
+// into U+FFFD, are refused rather than stored under that character.
 func decodeString(s []byte) ([]byte, error) {
 	inner := s[1 : len(s)-1]
-	plain := utf8.Valid(inner)
-	for _, c := range inner {
-		if c == '\\' {
-			plain = false
-			break
-		}
+	if !utf8.Valid(inner) {
+		return nil, errBadIDEncoding
 	}
-	if plain {
+	if bytes.IndexByte(inner, '\\') < 0 {
 		return inner, nil
 	}
 	var str string
 	if err := json.Unmarshal(s, &str); err != nil {
 		return nil, errBadIDEncoding
 	}
+	if loneSurrogate(inner) {
+		return nil, errBadIDEncoding
+	}
 	return []byte(str), nil
+}
+
+// loneSurrogate reports whether the JSON string contents s, which the
+// caller has decoded without error, escape half of a surrogate pair alone.
+func loneSurrogate(s []byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		i++ // the escaped character
+		if s[i] != 'u' {
+			continue
+		}
+		r := hex4(s[i+1 : i+5])
+		i += 4
+		switch {
+		case r >= 0xdc00 && r < 0xe000:
+			return true // a low half first
+		case r >= 0xd800 && r < 0xdc00:
+			if i+6 >= len(s) || s[i+1] != '\\' || s[i+2] != 'u' {
+				return true
+			}
+			if lo := hex4(s[i+3 : i+7]); lo < 0xdc00 || lo >= 0xe000 {
+				return true
+			}
+			i += 6
+		}
+	}
+	return false
+}
+
+// hex4 returns the value of four hexadecimal digits.
+func hex4(h []byte) rune {
+	var r rune
+	for _, c := range h {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 func skipSpace(b []byte, i int) int {

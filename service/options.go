@@ -37,8 +37,11 @@ type Options struct {
 	// 65535. Default 1024.
 	MaxKeyBytes int
 	// MaxValueBytes is the largest value accepted: a PUT body, or one
-	// entry of a POST (larger is a 413). It must fit in a store shard
-	// (MaxBytes/Shards, less a few bytes). Default 1 MiB.
+	// entry of a POST (larger is a 413). With its key it must fit in a
+	// store shard (MaxBytes/Shards, less a few bytes): with Shards 0, New
+	// takes fewer shards than the store's default if a shard would be too
+	// small. Default 1 MiB, halved until it fits if MaxBytes is too small
+	// for it (Server.Options reports the limit in effect).
 	MaxValueBytes int
 	// MaxBodyBytes is the largest POST /v1/entries body (larger is a
 	// 413). Default 8 MiB.
@@ -95,8 +98,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxBytes < 0 {
 		return bad("max-bytes must be positive")
 	}
-	if o.Shards < 0 {
-		return bad("shards must not be negative")
+	if o.Shards < 0 || o.Shards > 1<<16 || o.Shards&(o.Shards-1) != 0 {
+		return bad("shards must be 0 or a power of two up to 65536, not %d", o.Shards)
 	}
 	if o.DefaultTTL == 0 {
 		o.DefaultTTL = DefaultTTL

@@ -91,6 +91,29 @@ func TestOptionsRejected(t *testing.T) {
 			t.Errorf("%+v: %v, want ErrInvalidOptions", o, err)
 		}
 	}
+	// A bad shard count is reported as such, not as a value limit that
+	// does not fit.
+	if _, err := New(Options{Shards: 3}); err == nil || !strings.Contains(err.Error(), "shards must be") || strings.Contains(err.Error(), "max-value-bytes") {
+		t.Errorf("Shards 3: %v", err)
+	}
+	// An explicit value limit gets shards large enough for it when the
+	// store's default number of shards (64 per GOMAXPROCS: 1 MiB each at
+	// most here) would be too small; with the shards given, it is refused.
+	big, err := New(Options{MaxBytes: 64 << 20, MaxValueBytes: 1 << 20, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.Close()
+	if v := big.Options().MaxValueBytes; v != 1<<20 {
+		t.Errorf("max value %d bytes; want 1 MiB", v)
+	}
+	if err := big.Store().Set(make([]byte, DefaultMaxKeyBytes), make([]byte, 1<<20+maxValueHeader), 0); err != nil {
+		t.Errorf("the store refuses the largest entry: %v", err)
+	}
+	if _, err := New(Options{MaxBytes: 64 << 20, Shards: 128, MaxValueBytes: 1 << 20}); !errors.Is(err, ErrInvalidOptions) {
+		t.Errorf("1 MiB values in 512 KiB shards: %v", err)
+	}
+
 	// The default value limit shrinks to fit a small budget's shards.
 	s, err := New(Options{MaxBytes: 64 << 10, Shards: 16})
 	if err != nil {

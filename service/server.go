@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"net"
 	"net/http"
 	"sync"
@@ -71,7 +72,7 @@ func (s *Server) putBuf(b *buffer) {
 
 // New returns a Server with an empty in-memory store sized by o.MaxBytes.
 func New(o Options) (*Server, error) {
-	defaultValue := o.MaxValueBytes == 0
+	valueSet := o.MaxValueBytes != 0
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
@@ -82,14 +83,8 @@ func New(o Options) (*Server, error) {
 	// halve it until it fits the shards of a small budget.
 	var cache *bytecache.Cache
 	for {
-		cache, err = bytecache.New(bytecache.Options{
-			MaxBytes:      o.MaxBytes,
-			Shards:        o.Shards,
-			MaxKeyBytes:   o.MaxKeyBytes,
-			MaxValueBytes: o.MaxValueBytes + maxValueHeader + o.MaxKeyBytes,
-			Now:           o.Now,
-		})
-		if err == nil || !defaultValue || o.MaxValueBytes <= 1024 {
+		cache, err = openStore(o)
+		if err == nil || valueSet || o.MaxValueBytes <= 1024 {
 			break
 		}
 		o.MaxValueBytes /= 2
@@ -105,32 +100,79 @@ func New(o Options) (*Server, error) {
 	return srv, nil
 }
 
+// openStore returns the in-memory store for o. With o.Shards 0, if the
+// store's default number of shards leaves a shard too small for the
+// largest entry (its default grows with GOMAXPROCS), it takes the most
+// shards that fit one.
+func openStore(o Options) (*bytecache.Cache, error) {
+	entry := o.MaxValueBytes + maxValueHeader + o.MaxKeyBytes
+	bo := bytecache.Options{
+		MaxBytes:      o.MaxBytes,
+		Shards:        o.Shards,
+		MaxKeyBytes:   o.MaxKeyBytes,
+		MaxValueBytes: entry,
+		Now:           o.Now,
+	}
+	cache, err := bytecache.New(bo)
+	if err == nil || o.Shards != 0 {
+		return cache, err
+	}
+	// A shard of n bytes takes an entry of up to n-storeHeader bytes.
+	fit := o.MaxBytes / int64(entry+storeHeader)
+	if fit < 1 {
+		return nil, err
+	}
+	bo.Shards = 1 << (bits.Len64(uint64(fit)) - 1)
+	return bytecache.New(bo)
+}
+
+// storeHeader is the most bytes the store adds to an entry's key and value
+// (bytecache's largest entry header).
+const storeHeader = 16
+
 // Options returns the options in effect, defaults filled in.
 func (s *Server) Options() Options { return s.o }
 
 // Store returns the in-memory store, for example to preload it or to load a
 // snapshot. Values written directly must be in the server's stored form
-// (see EncodeValue), or GET serves them as they are.
+// (see EncodeValue): GET answers a value in no form it knows with a 500
+// (and logs it), and serves one that merely starts like the stored form as
+// what that start says.
 func (s *Server) Store() *bytecache.Cache { return s.cache }
 
-// Invalidate drops key from the in-memory store (not from the Tier),
-// reporting whether it was there: a Tier calls it when another instance
-// changed or deleted key.
-func (s *Server) Invalidate(key []byte) bool { return s.storeDelete(key) }
-
-// storeSet stores key in the in-memory store; with a Tier, as a change
-// that fills from the Tier must not overwrite (fence.go).
-func (s *Server) storeSet(key, value []byte, ttl time.Duration) error {
+// write stores key in the in-memory store and then in the Tier, if any (a
+// failed Tier write is counted and logged, not returned), as a change that
+// fills from the Tier must not overwrite (fence.go).
+func (s *Server) write(ctx context.Context, key, value []byte, ttl time.Duration) error {
 	if s.fence == nil {
 		return s.cache.Set(key, value, ttl)
 	}
 	var err error
-	s.fence.change(key, func() { err = s.cache.Set(key, value, ttl) })
-	return err
+	s.fence.open(key, func() { err = s.cache.Set(key, value, ttl) })
+	defer s.fence.close(key)
+	if err != nil {
+		return err
+	}
+	s.tierSet(ctx, key, value, ttl)
+	return nil
 }
 
-// storeDelete deletes key from the in-memory store, as storeSet stores.
-func (s *Server) storeDelete(key []byte) bool {
+// del deletes key from the in-memory store and then from the Tier, if any,
+// as write stores, and reports whether either held it.
+func (s *Server) del(ctx context.Context, key []byte) bool {
+	if s.fence == nil {
+		return s.cache.Delete(key)
+	}
+	var found bool
+	s.fence.open(key, func() { found = s.cache.Delete(key) })
+	defer s.fence.close(key)
+	return s.tierDelete(ctx, key) || found
+}
+
+// Invalidate drops key from the in-memory store (not from the Tier),
+// reporting whether it was there: a Tier calls it when another instance
+// changed or deleted key.
+func (s *Server) Invalidate(key []byte) bool {
 	if s.fence == nil {
 		return s.cache.Delete(key)
 	}
@@ -176,6 +218,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.log.Info("serving", "addr", ln.Addr().String())
 	select {
 	case err := <-errc:
+		// The listener failed. Stop serving the connections it accepted
+		// too, as a shutdown would: none may be served once Serve has
+		// returned (its caller then closes the store).
+		sctx, cancel := context.WithTimeout(context.Background(), s.o.ShutdownTimeout)
+		defer cancel()
+		if hs.Shutdown(sctx) != nil {
+			hs.Close()
+		}
 		return fmt.Errorf("service: %w", err)
 	case <-ctx.Done():
 	}
@@ -232,7 +282,6 @@ func (s *Server) tierGet(ctx context.Context, b *buffer) ([]byte, bool) {
 func (s *Server) tierSet(ctx context.Context, key, value []byte, ttl time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.TierTimeout)
 	defer cancel()
-	defer s.fence.change(key, nil) // fills that read the Tier before this write must not store
 	if err := s.o.Tier.Set(ctx, key, value, ttl); err != nil {
 		s.counters.tierErrors.Add(1)
 		s.logLimited("second tier: set failed", "err", err)
@@ -242,7 +291,6 @@ func (s *Server) tierSet(ctx context.Context, key, value []byte, ttl time.Durati
 func (s *Server) tierDelete(ctx context.Context, key []byte) bool {
 	ctx, cancel := context.WithTimeout(ctx, s.o.TierTimeout)
 	defer cancel()
-	defer s.fence.change(key, nil)
 	ok, err := s.o.Tier.Delete(ctx, key)
 	if err != nil {
 		s.counters.tierErrors.Add(1)

@@ -196,6 +196,14 @@ func TestRoutes(t *testing.T) {
 	expect(ts.req(t, "GET", "/v1/entries/a%2Fb", nil, ""), 200, "1")
 	expect(ts.req(t, "PUT", "/v1/entries/caf%C3%A9%20%FF", nil, "2"), 204, "")
 	expect(ts.req(t, "GET", "/v1/entries/caf%C3%A9%20%FF", nil, ""), 200, "2")
+	// An escaped slash belongs to a key, never to the route: these are no
+	// requests for keys x and a.
+	// (TestBadInput checks the answers.)
+	expect(ts.req(t, "PUT", "/v1%2Fentries%2Fx", nil, "3"), 404, "*")
+	expect(ts.req(t, "PUT", "/v1/entries%2fx", nil, "3"), 404, "*")
+	expect(ts.req(t, "GET", "/v1/entries/x", nil, ""), 404, "*")
+	expect(ts.req(t, "GET", "/v1/entries/%61", nil, ""), 404, "*") // an escaped key, "a"
+	expect(ts.req(t, "GET", "/v1/entries/a%2F%62", nil, ""), 200, "1")
 
 	// POST one message and an array; entries are stored as raw JSON.
 	expect(ts.req(t, "POST", "/v1/entries", jsonCT(), `{"id": "m1", "entry": {"a": [1, 2, {"b": "}"}]}}`), 200, `{"stored":1}`+"\n")
@@ -364,6 +372,8 @@ func TestBadInput(t *testing.T) {
 		{name: "duplicate field", method: "POST", path: "/v1/entries", header: jsonCT(), body: strings.NewReader(`{"id":"p","id":"q","entry":1}`), status: 400, stored: []string{"p", "q"}},
 		{name: "numeric id", method: "POST", path: "/v1/entries", header: jsonCT(), body: strings.NewReader(`{"id":7,"entry":1}`), status: 400, stored: []string{"7"}},
 		{name: "empty id", method: "POST", path: "/v1/entries", header: jsonCT(), body: strings.NewReader(`{"id":"","entry":1}`), status: 400},
+		{name: "id not UTF-8", method: "POST", path: "/v1/entries", header: jsonCT(), body: strings.NewReader("{\"id\":\"\xff\",\"entry\":1}"), status: 400, stored: []string{"\xff", "\ufffd"}},
+		{name: "id with a lone surrogate", method: "POST", path: "/v1/entries", header: jsonCT(), body: strings.NewReader(`{"id":"a\ud800","entry":1}`), status: 400, stored: []string{"a\ufffd"}},
 		{name: "control character in id", method: "POST", path: "/v1/entries", header: jsonCT(), body: strings.NewReader(`{"id":"a\u0001b","entry":1}`), status: 400},
 		{name: "id too long", method: "POST", path: "/v1/entries", header: jsonCT(), body: strings.NewReader(`{"id":"` + strings.Repeat("k", 65) + `","entry":1}`), status: 400},
 		{name: "entry too large", method: "POST", path: "/v1/entries", header: jsonCT(), body: strings.NewReader(`{"id":"p","entry":"` + long + `"}`), status: 413, stored: []string{"p"}},
@@ -371,6 +381,8 @@ func TestBadInput(t *testing.T) {
 		{name: "body too large chunked", method: "POST", path: "/v1/entries", header: jsonCT(), body: chunked(`[` + strings.Repeat(`{"id":"p","entry":1},`, 60) + `{"id":"p","entry":1}]`), status: 413, stored: []string{"p"}},
 		{name: "one bad message stores nothing", method: "POST", path: "/v1/entries", header: jsonCT(), body: strings.NewReader(`[{"id":"p","entry":1},{"id":"q"}]`), status: 400, stored: []string{"p", "q"}},
 		{name: "unknown route", method: "GET", path: "/v2/entries/x", status: 404, errPart: "no such route"},
+		{name: "escaped slash in the route", method: "GET", path: "/v1%2Fentries/x", status: 404, errPart: "no such route"},
+		{name: "escaped slash before the key", method: "PUT", path: "/v1/entries%2Fx", status: 404, errPart: "no such route"},
 		{name: "root", method: "GET", path: "/", status: 404},
 		{name: "prefix without slash", method: "GET", path: "/v1/entriesx", status: 404},
 		{name: "stats with slash", method: "GET", path: "/v1/stats/", status: 404},
@@ -721,3 +733,81 @@ type nullWriter struct {
 func (w *nullWriter) Header() http.Header         { return w.h }
 func (w *nullWriter) Write(p []byte) (int, error) { return len(p), nil }
 func (w *nullWriter) WriteHeader(code int)        { w.code = code }
+
+// failingListener accepts one connection, then fails for good once fail
+// is closed.
+type failingListener struct {
+	net.Listener
+	accepted atomic.Bool
+	fail     chan struct{}
+}
+
+func (l *failingListener) Accept() (net.Conn, error) {
+	if !l.accepted.Swap(true) {
+		return l.Listener.Accept()
+	}
+	<-l.fail
+	return nil, errors.New("listener broken")
+}
+
+// When its listener fails, Serve returns the error and stops serving the
+// connections it had accepted: a kept-alive connection is not served
+// after Serve has returned.
+func TestServeListenerFailure(t *testing.T) {
+	checkLeaks(t)
+	s, err := New(Options{MaxBytes: 1 << 20, MaxValueBytes: 1024, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := &failingListener{Listener: inner, fail: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(context.Background(), ln) }()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := &http.Client{Transport: tr}
+	url := "http://" + inner.Addr().String() + "/healthz"
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	close(ln.fail)
+	if err := <-done; err == nil || !strings.Contains(err.Error(), "listener broken") {
+		t.Fatalf("Serve = %v; want the listener's error", err)
+	}
+	if resp, err := c.Get(url); err == nil {
+		resp.Body.Close()
+		t.Fatalf("served after Serve returned: %d", resp.StatusCode)
+	}
+}
+
+// panickyTier panics in Get.
+type panickyTier struct{ mapTier }
+
+func (*panickyTier) Get(context.Context, []byte, []byte) ([]byte, time.Duration, bool, error) {
+	panic("tier bug")
+}
+
+// A panic in a handler (here in a Tier that the GET calls) is a logged,
+// counted 500 under the handler's route; the server goes on serving.
+func TestHandlerPanic(t *testing.T) {
+	checkLeaks(t)
+	tier := &panickyTier{mapTier{m: map[string][]byte{}, ttl: map[string]time.Duration{}}}
+	ts := startServer(t, Options{MaxBytes: 1 << 20, MaxValueBytes: 1024, Tier: tier})
+	if r := ts.req(t, "GET", "/v1/entries/k", nil, ""); r.status != 500 || !strings.Contains(r.body, "internal error") {
+		t.Fatalf("GET: %d %q; want a 500", r.status, r.body)
+	}
+	if r := ts.req(t, "PUT", "/v1/entries/k", nil, "v"); r.status != 204 {
+		t.Fatalf("PUT after the panic: %d %q", r.status, r.body)
+	}
+	st := ts.Stats()
+	if st.Panics != 1 || st.Requests["entry_get"]["500"] != 1 || st.Requests["other"]["500"] != 0 {
+		t.Errorf("panics %d, requests %v; want 1 panic, counted as entry_get's 500", st.Panics, st.Requests)
+	}
+}

@@ -102,6 +102,13 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 		}
 		o.Tier = tier.tier
 	}
+	valueSet := false
+	fs.Visit(func(f *flag.Flag) { valueSet = valueSet || f.Name == "max-value-bytes" })
+	if !valueSet {
+		// The server's default, which it lowers if --max-bytes is too
+		// small for it (service.Options.MaxValueBytes).
+		o.MaxValueBytes = 0
+	}
 	s, err := service.New(o)
 	if err != nil {
 		if tier != nil {
@@ -111,6 +118,9 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 		return 1
 	}
 	defer s.Close()
+	if mv := s.Options().MaxValueBytes; !valueSet && mv != service.DefaultMaxValueBytes {
+		log.Warn("cachekit serve: max-value-bytes lowered to fit max-bytes", "max-value-bytes", service.FormatSize(int64(mv)))
+	}
 	if tier != nil {
 		tier.attach(s)
 		defer tier.close() // before the store closes: no handler runs on a closed store

@@ -134,3 +134,42 @@ func TestLoadBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// Without --max-value-bytes, serve starts with any budget and any number
+// of cores: the server's default value limit (1 MiB) gets shards large
+// enough for it (the store's default number of shards grows with
+// GOMAXPROCS; at 64 MiB and 2 cores it gives 512 KiB shards), and a budget
+// too small for it lowers it, with a warning.
+func TestServeDefaultValueLimit(t *testing.T) {
+	checkLeaks(t)
+	for _, tc := range []struct {
+		maxBytes, warn string
+	}{
+		{"64MiB", ""},
+		{"1MiB", `"msg":"cachekit serve: max-value-bytes lowered to fit max-bytes","max-value-bytes":"512KiB"`},
+	} {
+		addrc := make(chan string, 1)
+		serveListening = func(addr string) { addrc <- addr }
+		ctx, cancel := context.WithCancel(context.Background())
+		var logs syncBuffer
+		done := make(chan int, 1)
+		go func() {
+			done <- serveContext(ctx, []string{"--addr", "127.0.0.1:0", "--max-bytes", tc.maxBytes, "--log-format", "json"},
+				func(string) (string, bool) { return "", false }, &logs)
+		}()
+		select {
+		case <-addrc:
+		case code := <-done:
+			t.Fatalf("--max-bytes %s: serve exited with %d:\n%s", tc.maxBytes, code, logs.String())
+		}
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("--max-bytes %s: exit %d", tc.maxBytes, code)
+		}
+		lowered := strings.Contains(logs.String(), "lowered")
+		if tc.warn != "" && !strings.Contains(logs.String(), tc.warn) || tc.warn == "" && lowered {
+			t.Errorf("--max-bytes %s: logs:\n%s", tc.maxBytes, logs.String())
+		}
+	}
+	serveListening = nil
+}
