@@ -145,8 +145,9 @@ func (c *Cache) Set(key, value []byte, ttl time.Duration) error {
 	var exp int64
 	hasExp := ttl > 0
 	if hasExp {
-		exp = now.get() + int64(ttl)
-		if exp < 0 { // overflow: far enough in the future
+		n := now.get()
+		exp = n + int64(ttl)
+		if exp < n { // overflow (ttl > 0): far enough in the future
 			exp = noExpiry
 		}
 	}
@@ -163,7 +164,9 @@ func (c *Cache) Set(key, value []byte, ttl time.Duration) error {
 		sh.mu.Unlock()
 		return ErrClosed
 	}
-	sh.st.set(key, value, uint32(h), exp, hasExp, &now)
+	if coll := sh.st.set(key, value, uint32(h), exp, hasExp, &now); coll > 0 {
+		sh.collisions.Add(uint64(coll))
+	}
 	sh.mu.Unlock()
 	return nil
 }
@@ -207,7 +210,10 @@ func (c *Cache) miss(sh *shard, coll int) {
 // expire removes key's entry if it has expired.
 func (c *Cache) expire(sh *shard, key []byte, tag uint32) {
 	sh.mu.Lock()
-	slot, _, hd, _ := sh.st.lookup(key, tag)
+	slot, _, hd, coll := sh.st.lookup(key, tag)
+	if coll > 0 {
+		sh.collisions.Add(uint64(coll))
+	}
 	if slot >= 0 && hd.expired(c.nowNano()) {
 		sh.st.drop(slot, &hd)
 		sh.st.st.expirations++
@@ -221,9 +227,12 @@ func (c *Cache) Has(key []byte) bool {
 	h := c.hash.sum(key)
 	sh := c.shardOf(h)
 	sh.mu.RLock()
-	slot, _, hd, _ := sh.st.lookup(key, uint32(h))
+	slot, _, hd, coll := sh.st.lookup(key, uint32(h))
 	ok := slot >= 0 && !(hd.hasExp && hd.exp <= c.nowNano())
 	sh.mu.RUnlock()
+	if coll > 0 {
+		sh.collisions.Add(uint64(coll))
+	}
 	return ok
 }
 

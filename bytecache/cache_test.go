@@ -479,3 +479,77 @@ func TestClose(t *testing.T) {
 		t.Fatalf("LoadFrom after Close: %v", err)
 	}
 }
+
+// A TTL counts from the clock's time, whatever it is: before 1970 (a
+// negative Unix time) too.
+func TestTTLBefore1970(t *testing.T) {
+	clk := newClock()
+	clk.ns.Store(time.Date(1969, 12, 31, 23, 0, 0, 0, time.UTC).UnixNano())
+	c := newCache(t, Options{MaxBytes: 1 << 20, Now: clk.Now})
+	set(t, c, "k", "v", time.Second)
+	for e := range c.All() {
+		if want := clk.Now().Add(time.Second); !e.Expires.Equal(want) {
+			t.Errorf("expires %v, want %v", e.Expires.UTC(), want.UTC())
+		}
+	}
+	clk.Advance(time.Minute)
+	if v, ok := get(c, "k"); ok {
+		t.Fatalf("an entry with a TTL of 1s is still there a minute later: %q", v)
+	}
+}
+
+// The index shrinks with the live entries: after deletes, and after large
+// entries evict many small ones.
+func TestIndexShrinks(t *testing.T) {
+	c := newCache(t, Options{MaxBytes: 4 << 20, Shards: 1})
+	for i := range 30000 {
+		set(t, c, fmt.Sprint(i), "v", 0)
+	}
+	peak := c.Stats().IndexBytes
+	for i := range 29990 {
+		c.Delete([]byte(fmt.Sprint(i)))
+	}
+	mustCheck(t, c)
+	if s := c.Stats(); s.Entries != 10 || s.IndexBytes > 8*8*10 {
+		t.Errorf("%d entries in an index of %d bytes (%d at the peak); want 10 in at most 80 slots", s.Entries, s.IndexBytes, peak)
+	}
+	for i := 29990; i < 30000; i++ {
+		if v, ok := get(c, fmt.Sprint(i)); !ok || v != "v" {
+			t.Fatalf("key %d: %q, %v", i, v, ok)
+		}
+	}
+
+	small := 0
+	for ; c.Stats().Evictions == 0; small++ {
+		set(t, c, fmt.Sprint("s", small), "v", 0)
+	}
+	big := strings.Repeat("x", 64<<10)
+	for i := range 64 {
+		set(t, c, fmt.Sprint("b", i), big, 0)
+	}
+	mustCheck(t, c)
+	if s := c.Stats(); s.IndexBytes > 8*8*int64(s.Entries) {
+		t.Errorf("%d entries in an index of %d bytes after large entries evicted %d small ones", s.Entries, s.IndexBytes, small)
+	}
+}
+
+// Every full comparison of a key that differed from the key sought counts
+// as a collision: in Set, Has and Delete as in Get.
+func TestCollisionsCounted(t *testing.T) {
+	c := newCache(t, Options{MaxBytes: 1 << 20, Shards: 1})
+	c.forceCollisions(0) // every key has the same hash
+	set(t, c, "a", "1", 0)
+	want := uint64(0)
+	for _, op := range []func(){
+		func() { set(t, c, "b", "2", 0) }, // compares "a"
+		func() { c.Has([]byte("b")) },     // "a"
+		func() { get(c, "b") },            // "a"
+		func() { c.Delete([]byte("b")) },  // "a"
+	} {
+		op()
+		want++
+		if n := c.Stats().Collisions; n != want {
+			t.Fatalf("Collisions = %d after %d operations; want %d", n, want, want)
+		}
+	}
+}

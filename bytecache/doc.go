@@ -45,9 +45,11 @@
 // to the page size by the kernel, which adds less than a page per shard).
 // An entry takes its key and value plus a header of 2 to 8 bytes, and 8
 // more if it has a TTL. The indexes come on top: 8 bytes per slot, with
-// between 4/3 and 8/3 slots per live entry (a table doubles when three
-// quarters full, at least 16 slots), so 11 to 22 bytes per live entry
-// (Stats.IndexBytes); while a table doubles, the old one exists too. The
+// between 4/3 and 8/3 slots per live entry as entries are added (a table
+// doubles when three quarters full), so 11 to 22 bytes per live entry, and
+// at most 8 slots (64 bytes) as entries are removed (a table halves when
+// an eighth full, down to 16 slots) (Stats.IndexBytes); while a table
+// doubles or halves, the old one exists too. The
 // fixed overhead beyond that is about 330 bytes per shard plus 25 bytes per
 // chunk.
 //

@@ -113,6 +113,9 @@ func (c *Cache) checkShard(idx int, s *store) error {
 	if n != s.count {
 		return fmt.Errorf("%d slots used, count %d", n, s.count)
 	}
+	if l := len(s.table); l > 0 && (n*4 > l*3 || l > minTableSize && n*8 < l) {
+		return fmt.Errorf("%d entries in a table of %d slots (doubled at 3/4 full, halved at 1/8)", n, l)
+	}
 	if live != s.liveBytes {
 		return fmt.Errorf("live entries hold %d bytes, counter %d", live, s.liveBytes)
 	}

@@ -42,9 +42,10 @@ type Options struct {
 	MaxValueBytes int
 
 	// Now is the clock for expiry; it must be safe for concurrent use. It
-	// is read only where a TTL is involved: by Set when the entry gets one,
-	// by Get, Has, Delete and Len when they find an entry with one, and
-	// once per call of All, SaveTo and LoadFrom. Default time.Now.
+	// is read only where a TTL is involved: by Set when the entry gets one
+	// or when it evicts one that has one, by Get, Has, Delete and Len when
+	// they find an entry with one, and once per call of All, SaveTo and
+	// LoadFrom. Default time.Now.
 	Now func() time.Time
 
 	// chunkShift overrides the chunk size (tests). Default 0: 1 MiB off

@@ -446,6 +446,14 @@ func (s *store) removeSlot(i int) {
 	}
 	t[i] = 0
 	s.count--
+	if n := len(t); n > minTableSize && s.count*8 < n {
+		// An eighth full: halve the table, to a quarter full, so that the
+		// index shrinks with the live entries (after deletes, or large
+		// entries evicting small ones) and a table that doubles or halves
+		// has gained or lost a quarter of its slots' worth of entries
+		// since it last did.
+		s.resize(n / 2)
+	}
 }
 
 // insertSlot adds slot value e, whose key is not in the index.
@@ -463,8 +471,12 @@ func (s *store) insertSlot(e uint64) {
 	s.count++
 }
 
-func (s *store) grow() {
-	n := max(minTableSize, 2*len(s.table))
+// grow doubles the table (or makes the first one).
+func (s *store) grow() { s.resize(max(minTableSize, 2*len(s.table))) }
+
+// resize moves the index to a table of n slots, a power of two above the
+// number of live entries.
+func (s *store) resize(n int) {
 	old := s.table
 	t := make([]uint64, n)
 	mask := uint32(n - 1)
@@ -525,8 +537,9 @@ func (s *store) reclaimTail(now *lazyNow) {
 }
 
 // set stores an entry for key, whose hash has tag, replacing any entry for
-// key. The entry, of size hdrLen+len(key)+len(value), fits in the ring.
-func (s *store) set(key, value []byte, tag uint32, exp int64, hasExp bool, now *lazyNow) {
+// key, and returns how many other keys it compared in full on the way. The
+// entry, of size hdrLen+len(key)+len(value), fits in the ring.
+func (s *store) set(key, value []byte, tag uint32, exp int64, hasExp bool, now *lazyNow) (collisions int) {
 	var hb [maxHeaderLen]byte
 	hl := putHeader(hb[:], len(key), len(value), exp, hasExp)
 	size := hl + len(key) + len(value)
@@ -544,13 +557,15 @@ func (s *store) set(key, value []byte, tag uint32, exp int64, hasExp bool, now *
 	}
 
 	e := makeSlot(tag, off)
-	if slot, _, old, _ := s.lookup(key, tag); slot >= 0 {
+	slot, _, old, coll := s.lookup(key, tag)
+	if slot >= 0 {
 		s.table[slot] = e
 		s.liveBytes -= int64(old.size())
 	} else {
 		s.insertSlot(e)
 	}
 	s.liveBytes += int64(size)
+	return coll
 }
 
 // sweep removes the live entries that have expired at now, if any may have.
