@@ -106,8 +106,33 @@ func (r *Reader) start(src source) {
 		}
 		in = r.gz
 	}
-	r.cur = bufio.NewScanner(in)
+	trap := &readErr{r: in}
+	r.cur = bufio.NewScanner(trap)
 	r.cur.Buffer(make([]byte, 64<<10), maxLine)
+	r.cur.Split(func(data []byte, atEOF bool) (int, []byte, error) {
+		// A Scanner takes a read error for the end of its input, and
+		// would return the line it was reading as the last one: a key
+		// that is not in the trace when the input was cut (a truncated
+		// gzip stream). Report the error instead.
+		if atEOF && trap.err != nil && bytes.IndexByte(data, '\n') < 0 {
+			return 0, nil, trap.err
+		}
+		return bufio.ScanLines(data, atEOF)
+	})
+}
+
+// readErr remembers the error, other than io.EOF, that a read of r returned.
+type readErr struct {
+	r   io.Reader
+	err error
+}
+
+func (e *readErr) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF {
+		e.err = err
+	}
+	return n, err
 }
 
 func (r *Reader) fail(err error) {

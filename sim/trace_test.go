@@ -181,6 +181,59 @@ func TestCorruptGzip(t *testing.T) {
 	}
 }
 
+// failAfter returns data, then err.
+type failAfter struct {
+	data []byte
+	err  error
+}
+
+func (f *failAfter) Read(p []byte) (int, error) {
+	if len(f.data) == 0 {
+		return 0, f.err
+	}
+	n := copy(p, f.data)
+	f.data = f.data[n:]
+	return n, nil
+}
+
+// An input cut in the middle of a line (a truncated gzip stream, a failed
+// read) ends the keys with an error: the part of the line read is not
+// handed out as a key.
+func TestCutLineIsNoKey(t *testing.T) {
+	var b bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&b, gzip.NoCompression)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw.Write([]byte(strings.Repeat("1234567890123\n", 100)))
+	zw.Close()
+	// The gzip header (10 bytes), a stored block's (5), 3 lines and 7
+	// bytes of the 4th.
+	cut := b.Bytes()[:10+5+14*3+7]
+	readErr := errors.New("disk on fire")
+	for _, c := range []struct {
+		name string
+		in   io.Reader
+		err  error
+	}{
+		{"truncated gzip", bytes.NewReader(cut), io.ErrUnexpectedEOF},
+		{"failed read", &failAfter{[]byte("1\n2\n345"), readErr}, readErr},
+	} {
+		r := NewReader(c.in)
+		var keys []uint64
+		for k := range r.All() {
+			keys = append(keys, k)
+		}
+		want := []uint64{1234567890123, 1234567890123, 1234567890123}
+		if c.name == "failed read" {
+			want = []uint64{1, 2}
+		}
+		if !slices.Equal(keys, want) || !errors.Is(r.Err(), c.err) {
+			t.Errorf("%s: keys %v, error %v; want %v and %v", c.name, keys, r.Err(), want, c.err)
+		}
+	}
+}
+
 func TestLoadMissingFile(t *testing.T) {
 	ok := writeFile(t, "ok", []byte("1\n"))
 	_, err := Load(ok, filepath.Join(t.TempDir(), "missing"))

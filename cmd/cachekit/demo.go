@@ -1,6 +1,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -18,6 +20,13 @@ func demo(args []string, stdout, stderr io.Writer) int {
 	requests := fs.Int("requests", 1_000_000, "number of reads")
 	seed := fs.Uint64("seed", 1, "random seed of the key stream")
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "cachekit demo: unexpected argument %q\n", fs.Arg(0))
 		return 2
 	}
 	if *capacity <= 0 || *keys < 2 || *requests <= 0 {

@@ -571,7 +571,7 @@ func TestClassicParams(t *testing.T) {
 	}
 	for spec, ok := range map[string]bool{
 		"lrfu": true, "lrfu:0": true, "lrfu:1": true, "lrfu:0.25": true,
-		"lrfu:-0.1": false, "lrfu:1.5": false, "lrfu:inf": false, "lrfu:nan": true,
+		"lrfu:-0.1": false, "lrfu:1.5": false, "lrfu:inf": false, "lrfu:nan": false, "dlfu:nan": false,
 		"dlfu": true, "dlfu:0.5": true, "dlfu:100": true, "dlfu:inf": true,
 		"dlfu:1e-300": true, "dlfu:0": false, "dlfu:-1": false, "dlfu:-inf": false,
 	} {
@@ -584,7 +584,7 @@ func TestClassicParams(t *testing.T) {
 		}
 		switch p := p.(type) {
 		case *LRFU:
-			if want := map[string]float64{"lrfu": DefaultLRFULambda, "lrfu:nan": DefaultLRFULambda}[spec]; want != 0 && p.Lambda() != want {
+			if want := map[string]float64{"lrfu": DefaultLRFULambda}[spec]; want != 0 && p.Lambda() != want {
 				t.Errorf("%q: λ %v, want %v", spec, p.Lambda(), want)
 			}
 		case *DLFU:

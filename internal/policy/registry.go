@@ -94,7 +94,8 @@ func ParseSpec(spec string) (name string, param float64, err error) {
 	param = math.NaN()
 	if hasArg {
 		param, err = strconv.ParseFloat(arg, 64)
-		if err != nil {
+		if err != nil || math.IsNaN(param) {
+			// NaN stands for "no parameter": never one given.
 			return "", 0, fmt.Errorf("policy %q: parameter %q is not a number", spec, arg)
 		}
 	}

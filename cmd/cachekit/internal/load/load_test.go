@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -421,6 +422,9 @@ func TestOptionsRejected(t *testing.T) {
 		{URL: "http://x", Mode: "post"},
 		{URL: "http://x?a=1"},
 		{URL: "http://x", Rate: -1},
+		{URL: "http://x", Rate: math.Inf(1)},
+		{URL: "http://x", Rate: math.NaN()},
+		{URL: "http://x", Rate: 1e-11}, // one request every 3 000 years
 		{URL: "http://x", Concurrency: -1},
 		{URL: "http://x", Zipf: 0.5},
 		{URL: "http://x", Zipf: 1.1, Sequential: true},

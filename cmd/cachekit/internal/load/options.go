@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -152,8 +153,11 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Mode == ModeAPI && (u.RawQuery != "" || u.Fragment != "") {
 		return o, fmt.Errorf("load: in mode %s the URL is the service's base URL, without query", ModeAPI)
 	}
-	if o.Rate < 0 {
-		return o, errors.New("load: the rate must not be negative")
+	if !(o.Rate >= 0) || math.IsInf(o.Rate, 0) {
+		return o, fmt.Errorf("load: the rate must be a finite number, not negative, not %v", o.Rate)
+	}
+	if o.Rate > 0 && 1e9/o.Rate >= math.MaxInt64 {
+		return o, fmt.Errorf("load: the rate %v is too low: one request every %v at most", o.Rate, time.Duration(math.MaxInt64))
 	}
 	if o.Closed && o.Rate == 0 {
 		// Unpaced runs are closed-loop anyway.
