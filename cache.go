@@ -21,14 +21,18 @@ import (
 
 // Cache is a concurrent, bounded, typed in-memory cache.
 //
-// All methods are safe for concurrent use. Reads (Get, Peek, GetMany, All)
-// take no lock: they record the access in a lossy buffer that the eviction
-// policy consumes later, in batches, under the cache's maintenance lock.
-// Writes lock one of many index segments and queue a record for the policy.
+// All methods are safe for concurrent use. Reads (Get, Peek, GetMany) take
+// no lock: they record the access in a lossy buffer that the eviction
+// policy consumes later, in batches, under the cache's maintenance lock
+// (All locks each index segment in turn, briefly, to copy it). Writes lock
+// one of many index segments and queue a record for the policy.
 // Maintenance (applying those records, evicting, expiring) runs on whichever
 // goroutine finds the maintenance lock free after a write or after filling a
-// read buffer, and once a second (once a millisecond while entries with a
-// TTL are present) on a background goroutine that Close stops.
+// read buffer, in Delete, Clear and Stats, and about once a second on a
+// background goroutine that Close stops; that goroutine also refreshes the
+// cached clock every millisecond while entries with a TTL are present. So
+// an expired entry is never returned, and is reclaimed (and reported to
+// OnEvict) within about a second if nothing else runs maintenance.
 //
 // A value stored in the cache is returned as is, never copied: if V holds
 // pointers, the caller must not mutate what they point to after Set unless
@@ -89,13 +93,17 @@ type cache[K comparable, V any] struct {
 	random     func() float64 // test hook for jitter; nil means math/rand/v2
 	onEvict    func(K, V, Cause)
 
-	clock    Clock     // nil: the cached monotonic clock below
-	start    time.Time // time zero of the cache's clock
-	nowNano  atomic.Int64
-	stopped  atomic.Bool  // the background goroutine has exited
-	spreadAt atomic.Int64 // the earliest time (as now) of the next spread
-	ttlUsed  atomic.Bool  // entries with a TTL may exist: keep the fast clock
-	wake     chan struct{}
+	clock   Clock     // nil: the cached monotonic clock below
+	start   time.Time // time zero of the cache's clock
+	nowNano atomic.Int64
+	// selfClock is nonzero while the background goroutine does not keep
+	// the cached clock: after it has exited, and while it runs OnEvict
+	// callbacks (which may take any time). Readers then take the time
+	// themselves.
+	selfClock atomic.Int32
+	spreadAt  atomic.Int64 // the earliest time (as now) of the next spread
+	ttlUsed   atomic.Bool  // entries with a TTL may exist: keep the fast clock
+	wake      chan struct{}
 
 	reads *buffer.Striped[entry[K, V]]
 	// recordReads turns on once the policy is half full. Before that no
@@ -382,7 +390,10 @@ func Must[K comparable, V any](opts Options[K, V]) *Cache[K, V] {
 // If the background goroutine is running an OnEvict callback (which may
 // itself have called Close), Close returns without waiting for it; the
 // goroutine exits when the callback returns. A Cache that becomes
-// unreachable without Close is stopped when the garbage collector finds it.
+// unreachable without Close is stopped when the garbage collector finds it,
+// unless OnEvict or the Weigher refers to it (they are reachable from the
+// background goroutine, and keep the Cache reachable): such a cache must be
+// closed.
 func (h *Cache[K, V]) Close() {
 	h.cleanup.Stop()
 	c := h.c
@@ -409,7 +420,7 @@ func (c *cache[K, V]) run() {
 	defer close(c.done)
 	// Without this goroutine the cached clock would stop: from now on
 	// every read takes the time itself.
-	defer c.stopped.Store(true)
+	defer c.selfClock.Add(1)
 	fast := c.ttlUsed.Load() && c.clock == nil
 	period := c.slowTick
 	if fast {
@@ -502,7 +513,7 @@ func (c *cache[K, V]) now() int64 {
 	if c.clock != nil {
 		return int64(c.clock.Now().Sub(c.start))
 	}
-	if c.stopped.Load() {
+	if c.selfClock.Load() != 0 {
 		c.refreshNow()
 	}
 	return c.nowNano.Load()
@@ -729,7 +740,9 @@ func (h *Cache[K, V]) GetMany(keys []K) (found map[K]V, missing []K) {
 
 // Set stores value for key with the default TTL (Options.DefaultTTL),
 // replacing any previous value. It reports false, and leaves the cache
-// unchanged, when the entry alone weighs more than Options.MaxWeight.
+// unchanged, when the entry alone weighs more than Options.MaxWeight, or
+// when key is not equal to itself (a floating-point NaN, or a struct,
+// array or interface holding one), which no Get could find.
 // A stored entry may still be evicted at any time, even before Set returns
 // to a concurrent reader, if the policy does not admit it.
 func (h *Cache[K, V]) Set(key K, value V) bool {
@@ -755,6 +768,11 @@ func (h *Cache[K, V]) SetMany(m map[K]V) int {
 }
 
 func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
+	if c.keyKind == keyOther && key != key {
+		// A NaN: its hash is random and it equals nothing, so the entry
+		// could be neither found nor taken out of the index again.
+		return false
+	}
 	w := uint32(1)
 	if c.weigher != nil {
 		w = c.weigher(key, value)
@@ -852,12 +870,19 @@ func (c *cache[K, V]) deadline(ttl time.Duration) int64 {
 		}
 		d *= 1 + c.jitter*(u()-0.5)
 	}
-	now := c.now()
+	now := c.now() // negative if a Clock reads earlier than the cache's start
 	// Saturate instead of overflowing: a huge TTL means "practically never".
-	if d >= float64(math.MaxInt64-now) {
+	if d >= math.MaxInt64 {
 		return math.MaxInt64
 	}
-	return now + max(int64(d), 1)
+	di := max(int64(d), 1)
+	if now > math.MaxInt64-di {
+		return math.MaxInt64
+	}
+	if now+di == 0 {
+		return 1 // 0 stands for no deadline
+	}
+	return now + di
 }
 
 // Delete removes key's entry, if any.
@@ -1048,7 +1073,12 @@ func (c *cache[K, V]) maintainFromBackground() {
 		return
 	}
 	c.setInCallback(true)
+	// The clock is this goroutine's to refresh: while the callbacks run,
+	// however long, readers take the time themselves, so that an expired
+	// entry is never returned meanwhile.
+	c.selfClock.Add(1)
 	c.report(pend)
+	c.selfClock.Add(-1)
 	c.setInCallback(false)
 }
 

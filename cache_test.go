@@ -2757,3 +2757,85 @@ func TestSketchGrowthUnderLoad(t *testing.T) {
 		}
 	}
 }
+
+// While the background goroutine runs a slow OnEvict callback, readers keep
+// the time themselves: an entry is not returned after its TTL because the
+// goroutine that refreshes the cached clock is busy in user code.
+func TestExpiryWhileBackgroundCallbackRuns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		inCallback, release := make(chan struct{}), make(chan struct{})
+		c := Must(Options[int, int]{OnEvict: func(k, v int, cause Cause) {
+			if k == 1 {
+				close(inCallback)
+				<-release
+			}
+		}})
+		defer c.Close()
+		defer close(release)
+		c.SetWithTTL(1, 1, time.Millisecond)
+		<-inCallback // the background goroutine is reporting key 1's expiry
+		c.SetWithTTL(2, 2, 50*time.Millisecond)
+		time.Sleep(10 * time.Second)
+		if v, ok := c.Get(2); ok {
+			t.Fatalf("Get(2) = %d, true, 10s after a TTL of 50ms", v)
+		}
+		if _, ok := c.Peek(2); ok {
+			t.Fatal("Peek returned the expired entry")
+		}
+	})
+}
+
+// Keys that are not equal to themselves (NaN) are refused: no Get could
+// find them, and the cache could not take them out of its index again.
+func TestNaNKeysRefused(t *testing.T) {
+	evicted := 0
+	c := Must(Options[float64, int]{MaxEntries: 10, OnEvict: func(float64, int, Cause) { evicted++ }})
+	defer c.Close()
+	for i := range 100 {
+		if c.Set(math.NaN(), i) {
+			t.Fatal("Set(NaN) reported true")
+		}
+	}
+	type pair struct {
+		a float64
+		b int
+	}
+	cp := Must(Options[pair, int]{MaxEntries: 10})
+	defer cp.Close()
+	ci := Must(Options[any, int]{MaxEntries: 10})
+	defer ci.Close()
+	if cp.Set(pair{math.NaN(), 1}, 1) || ci.Set(math.NaN(), 1) || !ci.Set(1.5, 1) {
+		t.Fatal("a key holding NaN was stored, or another refused")
+	}
+	c.settle()
+	if c.Len() != 0 || cp.Len() != 0 || ci.Len() != 1 || evicted != 0 {
+		t.Fatalf("Len %d, %d, %d, OnEvict calls %d", c.Len(), cp.Len(), ci.Len(), evicted)
+	}
+	if c.Set(1, 1); c.Len() != 1 {
+		t.Fatal("an ordinary float key was refused")
+	}
+}
+
+// A Clock that reads earlier than when the cache was made (a fake clock, a
+// wall clock stepped back) still gets TTLs that expire.
+func TestClockBeforeStart(t *testing.T) {
+	clk := newFakeClock()
+	c := Must(Options[int, int]{Clock: clk})
+	defer c.Close()
+	clk.Advance(-time.Second)
+	c.SetWithTTL(1, 1, time.Minute)
+	if d, ok := c.deadlineOf(1); !ok || d != time.Minute-time.Second {
+		t.Fatalf("deadline %v, %v; want %v", d, ok, time.Minute-time.Second)
+	}
+	c.SetWithTTL(2, 2, time.Second) // due exactly at the cache's time 0
+	if d, ok := c.deadlineOf(2); !ok || d <= 0 || d > time.Nanosecond {
+		t.Fatalf("deadline %v, %v; want 1ns (0 means none)", d, ok)
+	}
+	clk.Advance(time.Hour)
+	if _, ok := c.Get(1); ok {
+		t.Fatal("the entry outlived its TTL")
+	}
+	if _, ok := c.Get(2); ok {
+		t.Fatal("the entry due at time 0 outlived its TTL")
+	}
+}

@@ -51,11 +51,15 @@ type Options[K comparable, V any] struct {
 	// held, so it may call the cache (even for the same key). It runs on
 	// the goroutine that removed the entry: the caller of Delete, Set or
 	// Clear for those causes; for capacity and expiry, whichever goroutine
-	// ran the cache's maintenance (a caller of Get or Set, or the cache's
-	// background goroutine). Calls may therefore run concurrently, and
-	// removals reported by different goroutines may arrive out of order
-	// (one goroutine reports its own removals in order). A slow callback
-	// slows the goroutine that runs it. Default nil.
+	// ran the cache's maintenance (a caller of Get, Set, Delete, Clear or
+	// Stats, or the cache's background goroutine). Calls may therefore run
+	// concurrently, and removals reported by different goroutines may
+	// arrive out of order (one goroutine reports its own removals in
+	// order). A slow callback slows the goroutine that runs it; on the
+	// background goroutine it delays the reclaiming of expired entries
+	// (never their expiry: Get does not return them). A callback that
+	// refers to the Cache keeps it from being stopped by the garbage
+	// collector: Close it. Default nil.
 	OnEvict func(key K, value V, cause Cause)
 
 	// DisableStats turns off the counting of hits and misses: Stats then
