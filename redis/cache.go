@@ -195,8 +195,13 @@ func isServerReply(err error) bool {
 	return errors.As(err, &re)
 }
 
+// unavailableReply reports whether a Redis error reply says that the server
+// cannot serve now, whatever the key (as opposed to a reply about the key's
+// value, such as WRONGTYPE): an error of the tier, for the breaker, not an
+// incompatible value.
 func unavailableReply(err error) bool {
-	for _, p := range []string{"LOADING", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN", "READONLY"} {
+	for _, p := range []string{"LOADING", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN", "READONLY",
+		"BUSY", "NOAUTH", "NOPERM", "NOSCRIPT", "OOM", "MISCONF", "ERR max number of clients"} {
 		if strings.HasPrefix(err.Error(), p) {
 			return true
 		}

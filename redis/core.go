@@ -22,7 +22,8 @@ import (
 //
 // The hooks tell what the owner does with the local copies of entries
 // (L1 for a Cache, the caller's memory for a ByteTier); they are set
-// before the subscription starts and called on its goroutine only.
+// before the subscription starts and called on its goroutine, or by the
+// timer that flushes while it is down, never two at once (see flushMu).
 type core struct {
 	client  goredis.UniversalClient
 	prefix  string
@@ -48,7 +49,14 @@ type core struct {
 
 	returned   atomic.Bool // the constructor has returned: local copies may exist
 	subscribed atomic.Bool
-	flushDue   time.Time // when local copies must be flushed after a loss; zero: not due. Subscriber goroutine only.
+
+	// While the subscription is down, flushTimer flushes the local
+	// copies every DegradedTTL (see armFlush); flushMu serialises it
+	// with its arming, disarming and the subscriber's own flushes, so
+	// the hooks never run concurrently.
+	flushMu    sync.Mutex
+	flushTimer *time.Timer // nil: not armed
+	flushOff   bool        // Close: never arm again
 
 	life    context.Context
 	endLife context.CancelFunc
@@ -112,8 +120,19 @@ func (c *core) startSubscription() {
 
 // stop ends the subscription and the owner's goroutines, and waits for
 // them.
+//
+// A subscription attempt that a hanging Redis holds (while connecting, or
+// waiting for its handshake's answer) ends after Options.Timeout (at least
+// 100ms; the client must have ContextTimeoutEnabled): stop waits for it.
 func (c *core) stop() {
 	c.endLife()
+	c.flushMu.Lock()
+	c.flushOff = true
+	if c.flushTimer != nil {
+		c.flushTimer.Stop()
+		c.flushTimer = nil
+	}
+	c.flushMu.Unlock()
 	c.psMu.Lock()
 	c.closed = true
 	if c.ps != nil {
@@ -163,8 +182,8 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 
 // report tells the breaker how a Redis call went. A call that ended because
 // ctx (the caller's) ended tells nothing; a reply from the server counts as
-// success unless it says the server cannot serve (LOADING, CLUSTERDOWN,
-// MASTERDOWN, TRYAGAIN, READONLY).
+// success unless it says the server cannot serve (unavailableReply:
+// LOADING, BUSY, CLUSTERDOWN and the like).
 func (c *core) report(ctx context.Context, err error) {
 	switch {
 	case err == nil || errors.Is(err, goredis.Nil):

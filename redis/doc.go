@@ -43,10 +43,11 @@
 // or Delete, here or in another instance, never puts an old value back.
 //
 // If the subscription is lost, invalidations may be missed: L1's lifetimes
-// are cut to Options.DegradedTTL (entries cached before the loss are
-// flushed DegradedTTL after it, values loaded meanwhile live no longer),
-// and the subscription is re-established in the background; L1 is flushed
-// as soon as it is. So a Redis that goes down does not empty L1 at once.
+// are cut to Options.DegradedTTL (L1 is flushed DegradedTTL after the loss
+// and every DegradedTTL while the subscription stays down, and values
+// loaded meanwhile live no longer), and the subscription is re-established
+// in the background; L1 is flushed as soon as it is. So a Redis that goes
+// down does not empty L1 at once.
 //
 // # Faults
 //

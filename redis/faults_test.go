@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -180,4 +181,60 @@ func TestBlackHole(t *testing.T) {
 	})
 	t.Logf("black hole: %d connections accepted, %d L2 errors, %d skipped; goroutines %d (baseline %d)",
 		bh.Accepted(), st.L2Errors, st.L2Skipped, runtime.NumGoroutine(), base)
+}
+
+// Close returns promptly while Redis hangs: a subscription attempt in
+// progress is bounded by Timeout, not by the client's (long) ReadTimeout.
+func TestCloseWhileRedisHangs(t *testing.T) {
+	bh, err := redistest.NewBlackHole()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bh.Close()
+	cl := goredis.NewClient(&goredis.Options{Addr: bh.Addr(), ContextTimeoutEnabled: true, MaxRetries: 1,
+		DialTimeout: time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: time.Second, PoolTimeout: time.Second})
+	defer cl.Close()
+	c, err := New(Options[string]{Client: cl, Loader: newSource(), Prefix: testPrefix(t), Timeout: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	c.Close()
+	// Far below the 30s read timeout it would otherwise wait out; far
+	// above the 100ms an attempt may take, for a loaded machine.
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("Close took %v with Redis hanging (Timeout 100ms, ReadTimeout 30s)", d.Round(time.Millisecond))
+	}
+}
+
+// A Redis busy running a script answers every command with -BUSY: the tier
+// is unavailable (errors, counted by the breaker), not holding values this
+// cache cannot read.
+func TestBusyRedisIsUnavailable(t *testing.T) {
+	srv := private(t)
+	ctx := context.Background()
+	admin := srv.Client()
+	defer admin.Close()
+	if err := admin.ConfigSet(ctx, "busy-reply-threshold", "1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	cl := srv.Client()
+	defer cl.Close()
+	c := newTier(t, cl, newSource(), func(o *Options[string]) { o.BreakerFailures = 2 })
+	waitSubscribed(t, c)
+	blocker := srv.Client()
+	defer blocker.Close()
+	go blocker.Eval(context.Background(), "while true do end", nil)
+	eventually(t, 10*time.Second, "the server answers BUSY", func() bool {
+		err := admin.Ping(ctx).Err()
+		return err != nil && strings.HasPrefix(err.Error(), "BUSY")
+	})
+	defer admin.Do(ctx, "script", "kill")
+	for i := range 5 {
+		_, _ = c.Get(ctx, fmt.Sprint("k", i))
+	}
+	if st := c.Stats(); st.L2Incompatible != 0 || st.L2Errors == 0 || st.BreakerOpens == 0 {
+		t.Fatalf("BUSY replies: %d incompatible values, %d errors, %d breaker openings; want errors and an open breaker",
+			st.L2Incompatible, st.L2Errors, st.BreakerOpens)
+	}
 }

@@ -59,11 +59,12 @@ func (c *core) onMessage(payload string) {
 // subscribeLoop keeps this instance subscribed to its invalidation channel
 // until Close: it subscribes, applies messages, pings a silent
 // subscription, and on a loss subscribes again after a growing pause. A
-// loss cuts the local copies' lifetimes to DegradedTTL: entries cached
-// before it are flushed DegradedTTL after it (unless the subscription is
-// back by then, which flushes them at once), and values loaded meanwhile
-// live no longer (the owner caps them). So a Redis that goes down does not
-// empty L1 at once: hits go on for DegradedTTL.
+// loss cuts the local copies' lifetimes to DegradedTTL: they are flushed
+// DegradedTTL after it, and every DegradedTTL after that while the
+// subscription stays down (whatever was cached meanwhile: a value this
+// instance set, a not-found answer), or at once when it comes back; values
+// loaded meanwhile live no longer (the owner caps them). So a Redis that
+// goes down does not empty L1 at once: hits go on for DegradedTTL.
 func (c *core) subscribeLoop() {
 	defer c.wg.Done()
 	delay := c.resubscribeDelay
@@ -72,9 +73,17 @@ func (c *core) subscribeLoop() {
 		if c.life.Err() != nil {
 			return // Close
 		}
+		if cc, ok := c.client.(*goredis.ClusterClient); ok && c.sharded {
+			// The channel's slot may have moved (the subscription was
+			// dropped, or refused with MOVED): the next attempt must go
+			// to its owner, which the client learns by reloading its map
+			// of the slots (in the background, soon enough for the next
+			// attempts).
+			cc.ReloadState(c.life)
+		}
 		if c.subscribed.Swap(false) {
 			c.st.losses.Add(1)
-			c.flushDue = time.Now().Add(c.degradedTTL)
+			c.armFlush()
 			c.logs.log(c.log, "subscription", "redis: invalidation subscription lost; resubscribing",
 				"l1_flush_in", c.degradedTTL)
 			if c.lost != nil {
@@ -89,30 +98,52 @@ func (c *core) subscribeLoop() {
 	}
 }
 
-// pause waits for d, or until Close, flushing the local copies meanwhile if a flush
-// falls due.
+// pause waits for d, or until Close.
 func (c *core) pause(d time.Duration) {
-	end := time.Now().Add(d)
-	for {
-		now := time.Now()
-		if !c.flushDue.IsZero() && !now.Before(c.flushDue) {
-			c.flushDue = time.Time{}
-			c.flush()
-		}
-		if !now.Before(end) {
-			return
-		}
-		wake := end
-		if !c.flushDue.IsZero() && c.flushDue.Before(wake) {
-			wake = c.flushDue
-		}
-		t := time.NewTimer(wake.Sub(now))
-		select {
-		case <-c.life.Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-c.life.Done():
+	case <-t.C:
+	}
+}
+
+// armFlush starts flushing the local copies every DegradedTTL, on a timer
+// rather than on the subscriber's goroutine, which a hanging Redis may hold
+// meanwhile (for up to Timeout per attempt, see stop).
+func (c *core) armFlush() {
+	c.flushMu.Lock()
+	defer c.flushMu.Unlock()
+	if c.flushTimer == nil && !c.flushOff {
+		c.flushTimer = time.AfterFunc(c.degradedTTL, c.degradedFlush)
+	}
+}
+
+// degradedFlush is armFlush's timer: it flushes, and flushes again
+// DegradedTTL later unless disarmed meanwhile.
+func (c *core) degradedFlush() {
+	c.flushMu.Lock()
+	defer c.flushMu.Unlock()
+	if c.flushTimer == nil {
+		return // disarmed while this call waited for the lock
+	}
+	c.flush()
+	c.flushTimer.Reset(c.degradedTTL)
+}
+
+// confirmFlush stops the timed flushes and flushes now (unless New has not
+// returned: then nothing was cached yet), for a subscription that has just
+// been confirmed: what was cached while it was down may have missed
+// invalidations.
+func (c *core) confirmFlush() {
+	c.flushMu.Lock()
+	defer c.flushMu.Unlock()
+	if c.flushTimer != nil {
+		c.flushTimer.Stop()
+		c.flushTimer = nil
+	}
+	if c.returned.Load() {
+		c.flush()
 	}
 }
 
@@ -124,11 +155,15 @@ func (c *core) subscription() (confirmed bool) {
 		c.psMu.Unlock()
 		return false
 	}
+	// A PubSub without channels does no I/O: the subscription itself is
+	// sent below, outside the lock, with a deadline (the client has
+	// ContextTimeoutEnabled), so that a hanging Redis holds neither the
+	// lock nor Close for longer than that.
 	var ps *goredis.PubSub
 	if c.sharded {
-		ps = c.client.SSubscribe(c.life, c.channel)
+		ps = c.client.SSubscribe(c.life)
 	} else {
-		ps = c.client.Subscribe(c.life, c.channel)
+		ps = c.client.Subscribe(c.life)
 	}
 	c.ps = ps
 	c.psMu.Unlock()
@@ -138,6 +173,17 @@ func (c *core) subscription() (confirmed bool) {
 		c.ps = nil
 		c.psMu.Unlock()
 	}()
+	ctx, cancel := context.WithTimeout(c.life, max(c.timeout, 100*time.Millisecond))
+	var err error
+	if c.sharded {
+		err = ps.SSubscribe(ctx, c.channel)
+	} else {
+		err = ps.Subscribe(ctx, c.channel)
+	}
+	cancel()
+	if err != nil {
+		return false
+	}
 
 	pinged := false
 	for {
@@ -168,17 +214,25 @@ func (c *core) subscription() (confirmed bool) {
 		case *goredis.Message:
 			c.onMessage(m.Payload)
 		case *goredis.Subscription:
-			if m.Channel == c.channel && (m.Kind == "subscribe" || m.Kind == "ssubscribe") && !confirmed {
-				confirmed = true
-				c.st.subscriptions.Add(1)
-				c.flushDue = time.Time{}
-				// Values loaded while unsubscribed may have missed
-				// invalidations: start afresh (unless New has not
-				// returned yet: then nothing was loaded).
-				if c.returned.Load() {
-					c.flush()
+			if m.Channel != c.channel {
+				break
+			}
+			switch m.Kind {
+			case "subscribe", "ssubscribe":
+				if !confirmed {
+					confirmed = true
+					c.st.subscriptions.Add(1)
+					// Values loaded while unsubscribed may have
+					// missed invalidations: start afresh.
+					c.confirmFlush()
+					c.subscribed.Store(true)
 				}
-				c.subscribed.Store(true)
+			case "unsubscribe", "sunsubscribe":
+				// Redis dropped the subscription while the connection
+				// lives on: a cluster moved the sharded channel's
+				// slot to another node (resharding, failover). A loss:
+				// subscribe again, where the slot is now.
+				return confirmed
 			}
 		}
 	}

@@ -2,9 +2,14 @@ package redis
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/cachekit/cachekit/loading"
+	"github.com/cachekit/cachekit/redis/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -176,4 +181,139 @@ func TestSubscriptionLost(t *testing.T) {
 		eventually(t, invalidationBound, "B receives A's update after the reconnect", func() bool { return bb.Stats().InvalidationsReceived == 1 })
 		mustGet(t, bb, "k", "v2")
 	})
+}
+
+// When a cluster moves the sharded invalidation channel's slot to another
+// master (resharding, failover), the old owner unsubscribes every
+// subscriber while their connections live on: that is a lost subscription,
+// which the instances notice, subscribing again where the slot now is, so
+// that invalidations reach them again.
+func TestSubscriptionMovedWithSlot(t *testing.T) {
+	cl, err := redistest.StartCluster(redisBin(t), 2)
+	if err != nil {
+		noRedis(t, err)
+	}
+	defer cl.Stop()
+	ctx := context.Background()
+	client := func() goredis.UniversalClient {
+		c := goredis.NewUniversalClient(ClientDefaults(&goredis.UniversalOptions{Addrs: cl.Addrs(), IsClusterMode: true}))
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	src := newSource()
+	src.set("k", "v1")
+	tweak := func(o *Options[string]) {
+		o.ResubscribeDelay = 10 * time.Millisecond
+		o.Local.TTL = time.Minute
+	}
+	a := newTier(t, client(), src, tweak)
+	b := newTier(t, client(), src, tweak)
+	waitSubscribed(t, a, b)
+	mustGet(t, a, "k", "v1")
+
+	// Move the channel's slot (no key lives in it) to the other master.
+	channel := testPrefix(t) + "invalidate"
+	var nodes [2]*goredis.Client
+	var ids [2]string
+	for i, s := range cl.Nodes {
+		nodes[i] = s.Client()
+		defer nodes[i].Close()
+		ids[i] = nodes[i].ClusterMyID(ctx).Val()
+	}
+	slot := int(nodes[0].ClusterKeySlot(ctx, channel).Val())
+	from, to := 0, 1
+	for _, r := range nodes[0].ClusterSlots(ctx).Val() {
+		if slot >= int(r.Start) && slot <= int(r.End) && r.Nodes[0].ID == ids[1] {
+			from, to = 1, 0
+		}
+	}
+	for _, step := range []struct {
+		node int
+		args []any
+	}{
+		{to, []any{"cluster", "setslot", slot, "importing", ids[from]}},
+		{from, []any{"cluster", "setslot", slot, "migrating", ids[to]}},
+		{to, []any{"cluster", "setslot", slot, "node", ids[to]}},
+		{from, []any{"cluster", "setslot", slot, "node", ids[to]}},
+	} {
+		if err := nodes[step.node].Do(ctx, step.args...).Err(); err != nil {
+			t.Fatalf("%v: %v", step.args, err)
+		}
+	}
+	eventually(t, 10*time.Second, "both instances lose the subscription and subscribe again", func() bool {
+		sa, sb := a.Stats(), b.Stats()
+		return sa.SubscriptionLosses == 1 && sa.Subscribed && sb.SubscriptionLosses == 1 && sb.Subscribed
+	})
+	if err := b.Set(ctx, "k", "v2"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, invalidationBound, "A receives B's update on the slot's new owner", func() bool { return a.Stats().InvalidationsReceived == 1 })
+	mustGet(t, a, "k", "v2")
+}
+
+// While the subscription stays down, L1 is flushed every DegradedTTL, so
+// that what it caches meanwhile, which may miss invalidations (a value this
+// instance sets, a not-found answer), is no staler than DegradedTTL either.
+func TestDegradedFlushesRepeat(t *testing.T) {
+	srv := private(t)
+	ctx := context.Background()
+	admin := srv.Client()
+	defer admin.Close()
+	client := func() *goredis.Client {
+		c := goredis.NewClient(ClientDefaults(&goredis.UniversalOptions{Addrs: []string{srv.Addr()}}).Simple())
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	src := newSource()
+	tweak := func(o *Options[string]) {
+		o.DegradedTTL = 200 * time.Millisecond
+		o.ResubscribeDelay = 10 * time.Millisecond
+		o.Local.TTL = time.Minute
+	}
+	a := newTier(t, client(), src, tweak)
+	b := newTier(t, client(), src, tweak)
+	waitSubscribed(t, a, b)
+	for _, c := range []*Cache[string]{a, b} { // a pooled connection each, kept
+		if err := c.Set(ctx, "warm", "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// No new connection from now on: the Pub/Sub connections, killed,
+	// cannot come back, while the pooled ones serve on.
+	info := admin.Info(ctx, "clients").Val()
+	var n int
+	if _, err := fmt.Sscanf(info[strings.Index(info, "connected_clients:"):], "connected_clients:%d", &n); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.ConfigSet(ctx, "maxclients", fmt.Sprint(n-2)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	defer admin.ConfigSet(ctx, "maxclients", "10000")
+	if err := admin.Do(ctx, "client", "kill", "type", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "A loses its subscription, and flushes L1 DegradedTTL later", func() bool {
+		st := a.Stats()
+		return st.SubscriptionLosses == 1 && st.Flushes >= 1
+	})
+	if err := a.Set(ctx, "k", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Get(ctx, "nf"); !errors.Is(err, loading.ErrNotFound) {
+		t.Fatalf("Get(nf): %v", err)
+	}
+	flushes := a.Stats().Flushes
+	// B changes both; A misses the invalidations.
+	if err := b.Set(ctx, "k", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Set(ctx, "nf", "here"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "A flushes L1 again", func() bool { return a.Stats().Flushes > flushes })
+	if a.Stats().Subscribed {
+		t.Fatal("A subscribed again: the test no longer shows the repeated flush")
+	}
+	mustGet(t, a, "k", "b")
+	mustGet(t, a, "nf", "here")
 }

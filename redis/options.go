@@ -49,7 +49,9 @@ type Options[V any] struct {
 	// NotFoundTTL, LoadTimeout, MaxConcurrentRefreshes. Its Loader,
 	// BulkLoader and Probe must be nil (the Cache sets its own). Local.TTL zero
 	// means DefaultLocalTTL (30s) or TTL if shorter; it must not exceed
-	// TTL. Local.Clock nil means Clock.
+	// TTL, even stretched by Local.TTLJitter (by up to 1+TTLJitter/2: with
+	// a jitter, the default is shortened to match). Local.Clock nil means
+	// Clock.
 	Local loading.Options[string, V]
 
 	// Codec encodes values for Redis. Default nil: DefaultCodec[V]().
@@ -111,10 +113,11 @@ type Options[V any] struct {
 	TombstoneTTL time.Duration
 
 	// DegradedTTL is how long L1 keeps serving what it holds once the
-	// invalidation subscription is lost (it is flushed then, or earlier
-	// when the subscription comes back), and the longest L1 lifetime of
-	// values loaded while it is down: the bound on the staleness that
-	// missed invalidations can cause. Default DefaultDegradedTTL (5s).
+	// invalidation subscription is lost (it is flushed then, and every
+	// DegradedTTL while the subscription stays down, or at once when it
+	// comes back), and the longest L1 lifetime of values loaded while it
+	// is down: the bound on the staleness that missed invalidations can
+	// cause. Default DefaultDegradedTTL (5s).
 	DegradedTTL time.Duration
 
 	// BreakerFailures is the number of consecutive failed Redis calls
@@ -243,11 +246,15 @@ func (o *Options[V]) resolve() error {
 	if o.Sharded > ShardedOff {
 		return bad("unknown Sharded value %d", o.Sharded)
 	}
+	// Local.TTLJitter stretches L1 lifetimes by up to 1+TTLJitter/2: even
+	// so, an L1 copy must not outlive its Redis entry.
+	stretch := 1 + max(o.Local.TTLJitter, 0)/2
 	if o.Local.TTL == 0 {
-		o.Local.TTL = min(DefaultLocalTTL, o.TTL)
+		o.Local.TTL = min(DefaultLocalTTL, time.Duration(float64(o.TTL)/stretch))
 	}
-	if o.Local.TTL > o.TTL {
-		return bad("Local.TTL (%v) exceeds TTL (%v)", o.Local.TTL, o.TTL)
+	if float64(o.Local.TTL)*stretch > float64(o.TTL) {
+		return bad("Local.TTL (%v), which Local.TTLJitter stretches up to %v, exceeds TTL (%v)",
+			o.Local.TTL, time.Duration(float64(o.Local.TTL)*stretch), o.TTL)
 	}
 	if o.TombstoneTTL <= 2*o.Timeout {
 		return bad("TombstoneTTL (%v) must be more than twice Timeout (%v)", o.TombstoneTTL, o.Timeout)

@@ -108,13 +108,21 @@ func TestOptionsValidation(t *testing.T) {
 		"local loader":      {Client: ok, Loader: ld, Local: loading.Options[string, string]{Loader: ld}},
 		"negative TTL":      {Client: ok, Loader: ld, TTL: -1},
 		"local TTL too big": {Client: ok, Loader: ld, TTL: time.Minute, Local: loading.Options[string, string]{TTL: time.Hour}},
-		"short tombstones":  {Client: ok, Loader: ld, Timeout: time.Second, TombstoneTTL: time.Second},
-		"negative writers":  {Client: ok, Loader: ld, Writers: -1},
-		"bad sharding":      {Client: ok, Loader: ld, Sharded: 9},
+		"local TTL jittered past TTL": {Client: ok, Loader: ld, TTL: time.Minute,
+			Local: loading.Options[string, string]{TTL: time.Minute, TTLJitter: 0.2}},
+		"short tombstones": {Client: ok, Loader: ld, Timeout: time.Second, TombstoneTTL: time.Second},
+		"negative writers": {Client: ok, Loader: ld, Writers: -1},
+		"bad sharding":     {Client: ok, Loader: ld, Sharded: 9},
 	} {
 		if _, err := New(o); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("%s: err %v, want ErrInvalidOptions", name, err)
 		}
+	}
+	// With a jitter, the default L1 TTL is shortened so that, stretched,
+	// it stays within TTL.
+	jo := Options[string]{Client: ok, Loader: ld, TTL: 10 * time.Second, Local: loading.Options[string, string]{TTLJitter: 0.2}}
+	if err := jo.resolve(); err != nil || jo.Local.TTL <= 0 || float64(jo.Local.TTL)*1.1 > float64(10*time.Second) {
+		t.Errorf("TTL 10s, Local.TTLJitter 0.2: Local.TTL %v, %v", jo.Local.TTL, err)
 	}
 	o := ClientDefaults(&goredis.UniversalOptions{})
 	if !o.ContextTimeoutEnabled || o.MaxRetries != 1 || o.ReadTimeout != time.Second {
