@@ -82,7 +82,9 @@
 //     skipped, and the next read of the key tries again.
 //   - A loader that panics or calls runtime.Goexit fails every waiter of
 //     its keys with a *PanicError (value and stack); nothing is cached and
-//     the keys load normally afterwards.
+//     the keys load normally afterwards. So does a Weigher that panics
+//     while a loaded value is stored, and a Prober that calls
+//     runtime.Goexit (a Prober's panic counts as not found).
 //   - A loader that asks the cache for a key that its own call chain is
 //     loading gets ErrReentrant at once instead of waiting for itself. A
 //     cycle through loads started by unrelated callers (A's load waits for

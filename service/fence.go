@@ -85,8 +85,8 @@ func (f *fence) open(key []byte, apply func()) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.gen++
-	st.open++
 	apply()
+	st.open++ // after apply: if it panics, no close follows
 }
 
 // close ends a change that open started.
