@@ -82,6 +82,9 @@ func (q *Queue[T]) Pop() (T, bool) {
 }
 
 // Len returns the number of elements pushed and not yet popped (a snapshot).
+// It reads the head first: the tail read after it is at least as far on,
+// so the result is never negative, even while the consumer pops.
 func (q *Queue[T]) Len() int {
-	return int(q.tail.Load() - q.head.Load())
+	h := q.head.Load()
+	return int(q.tail.Load() - h)
 }

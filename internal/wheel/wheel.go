@@ -5,8 +5,8 @@
 //
 // Times are int64 nanoseconds in the cache's clock. The wheel maps them to
 // uint64 keys with an order-preserving bias (the sign bit is flipped), so any
-// int64, negative ones and math.MaxInt64 included, is a valid time or
-// deadline.
+// int64, negative ones and math.MaxInt64 included, is a valid time, and any
+// but 0 (which marks a timer without one) a valid deadline.
 //
 // The key space is cut into 6-bit digits, and level L of the wheel holds 64
 // buckets for digit L: a bucket of level L spans 2^(6L) ns. Level 5 spans
@@ -126,7 +126,8 @@ func (w *Wheel) Scheduled(n *Timer) bool { return n.next != nil }
 
 // Schedule adds n to the wheel, to be expired by the first Advance whose now
 // is at or after n.Deadline. A deadline at or before the wheel's current time
-// is allowed: the timer expires on the next Advance.
+// is allowed: the timer expires on the next Advance that does not go back
+// in time (see Advance).
 //
 // n.Deadline must not be 0 and must not change while n is scheduled, and n
 // must not be scheduled already; Schedule panics if either check fails.
@@ -175,7 +176,9 @@ func (w *Wheel) Deschedule(n *Timer) {
 // once the wheel's time is now and no timer due at now is left.
 //
 // If now is earlier than the wheel's current time, Advance does nothing and
-// returns true.
+// returns true, even for timers whose deadline is at or before that now
+// (scheduled after the wheel passed their deadline): the next Advance at or
+// after the wheel's time expires them.
 func (w *Wheel) Advance(now int64, budget int, expire func(*Timer)) (done bool) {
 	target := key(now)
 	if target < w.time {
