@@ -484,3 +484,44 @@ func TestLoadErrorsCountsLoadsCancelledByClose(t *testing.T) {
 		}
 	})
 }
+
+// A Weigher's Goexit while the results of a bulk load are stored fails
+// every key of the call, not only the one being stored: none is left
+// loading forever.
+func TestWeigherGoexitInBulkLoad(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var calls atomic.Int32
+		bulk := newBulkSource(func(ctx context.Context, keys []int) (map[int]string, error) {
+			m := map[int]string{}
+			for _, k := range keys {
+				m[k] = fmt.Sprint("v", k)
+			}
+			return m, nil
+		})
+		c := newCache(t, Options[int, string]{BulkLoader: bulk, MaxWeight: 100,
+			Weigher: func(int, string) uint32 {
+				if calls.Add(1) == 1 {
+					runtime.Goexit()
+				}
+				return 1
+			}})
+		// A stuck key would wait out the deadline (fake time: at once).
+		ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+		defer cancel()
+		m, err := c.GetMany(ctx, []int{1, 2, 3})
+		var be *BulkError[int]
+		if !errors.As(err, &be) || len(m) != 0 || len(be.Errors) != 3 {
+			t.Fatalf("GetMany = %v, %v; want every key failed", m, err)
+		}
+		for k, err := range be.Errors {
+			var pe *PanicError
+			if !errors.As(err, &pe) || !pe.Goexit || !pe.Storing {
+				t.Errorf("key %d: %v; want a *PanicError for the Goexit while storing", k, err)
+			}
+		}
+		m, err = c.GetMany(ctx, []int{1, 2, 3})
+		if err != nil || len(m) != 3 {
+			t.Fatalf("GetMany after the Goexit = %v, %v", m, err)
+		}
+	})
+}

@@ -155,8 +155,19 @@ func (c *Cache[K, V]) run(ctx context.Context, fl []*flight[K, V], slot bool, li
 	defer release()
 	start := c.now()
 	returned := false
+	finished := 0 // flights of fl finished after the loader returned
 	defer func() {
 		if returned {
+			// Past here, only a Goexit while storing a result unwinds
+			// (finish recovers panics): storeSafely failed that flight;
+			// fail those after it too, or their waiters wait forever.
+			if finished+1 < len(fl) {
+				pe := &PanicError{Goexit: true, Storing: true, Stack: debug.Stack()}
+				now := c.now()
+				for _, f := range fl[finished+1:] {
+					c.finish(f, outcome[V]{kind: abandoned, err: pe}, now)
+				}
+			}
 			return
 		}
 		// The loader panicked (recover returns its value) or called
@@ -213,6 +224,7 @@ func (c *Cache[K, V]) run(ctx context.Context, fl []*flight[K, V], slot bool, li
 	c.countLoad(start, now, failure)
 	for i, f := range fl {
 		c.finish(f, outs[i], now)
+		finished++
 	}
 }
 
@@ -246,7 +258,7 @@ func (c *Cache[K, V]) countLoad(start, now int64, failed bool) {
 // the outcome to f's waiters. Storing before waking them means that a
 // waiter's next Get finds the result.
 //
-// Storing runs user code (the Weigher; the core cache's listener), often
+// Storing runs user code (the Weigher), often
 // on a load goroutine that no caller owns: if it panics or calls
 // runtime.Goexit, nothing is stored, and the waiters get a *PanicError
 // instead of the outcome (a panic would otherwise end the program, and

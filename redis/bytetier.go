@@ -43,7 +43,8 @@ type ByteTierOptions struct {
 	// DegradedTTL bounds how long the caller's copies may be stale once
 	// the invalidation subscription is lost: Get caps the TTL it reports
 	// to DegradedTTL until the subscription is back, and Handlers.Flush is
-	// called DegradedTTL after the loss. Default DefaultDegradedTTL (5s).
+	// called DegradedTTL after the loss and every DegradedTTL while it
+	// lasts. Default DefaultDegradedTTL (5s).
 	DegradedTTL time.Duration
 
 	// BreakerFailures is the number of consecutive failed Redis calls
@@ -145,10 +146,11 @@ type Handlers struct {
 	Lost func()
 
 	// Flush is called when the caller's copies may have missed
-	// invalidations: DegradedTTL after the subscription was lost (if it is
-	// not back by then), and when it is confirmed again after a loss (or
-	// confirmed for the first time after NewByteTier returned). The caller
-	// drops every copy of an entry it read from the tier.
+	// invalidations: DegradedTTL after the subscription was lost, or after
+	// a failed attempt if it was never up, and every DegradedTTL while it
+	// stays down; and when it is confirmed again after a loss (or confirmed
+	// for the first time after NewByteTier returned). The caller drops
+	// every copy of an entry it read from the tier. Calls never overlap.
 	Flush func()
 }
 

@@ -83,13 +83,15 @@ func (c *core) subscribeLoop() {
 		}
 		if c.subscribed.Swap(false) {
 			c.st.losses.Add(1)
-			c.armFlush()
 			c.logs.log(c.log, "subscription", "redis: invalidation subscription lost; resubscribing",
 				"l1_flush_in", c.degradedTTL)
 			if c.lost != nil {
 				c.lost()
 			}
 		}
+		// Down, whether lost or never up (Redis down at the start, Pub/Sub
+		// refused): what is cached meanwhile may miss invalidations.
+		c.armFlush()
 		if confirmed {
 			delay = c.resubscribeDelay
 		}
@@ -127,7 +129,9 @@ func (c *core) degradedFlush() {
 	if c.flushTimer == nil {
 		return // disarmed while this call waited for the lock
 	}
-	c.flush()
+	if c.returned.Load() { // else nothing was cached yet
+		c.flush()
+	}
 	c.flushTimer.Reset(c.degradedTTL)
 }
 

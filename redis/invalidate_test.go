@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -222,9 +223,11 @@ func TestSubscriptionMovedWithSlot(t *testing.T) {
 	}
 	slot := int(nodes[0].ClusterKeySlot(ctx, channel).Val())
 	from, to := 0, 1
-	for _, r := range nodes[0].ClusterSlots(ctx).Val() {
-		if slot >= int(r.Start) && slot <= int(r.End) && r.Nodes[0].ID == ids[1] {
-			from, to = 1, 0
+	for _, sh := range nodes[0].ClusterShards(ctx).Val() {
+		for _, r := range sh.Slots {
+			if slot >= int(r.Start) && slot <= int(r.End) && slices.ContainsFunc(sh.Nodes, func(n goredis.Node) bool { return n.ID == ids[1] }) {
+				from, to = 1, 0
+			}
 		}
 	}
 	for _, step := range []struct {
@@ -315,5 +318,44 @@ func TestDegradedFlushesRepeat(t *testing.T) {
 		t.Fatal("A subscribed again: the test no longer shows the repeated flush")
 	}
 	mustGet(t, a, "k", "b")
+	mustGet(t, a, "nf", "here")
+}
+
+// An instance whose subscription never comes up (here its Redis user may
+// use no Pub/Sub channel) misses invalidations from the start: it flushes
+// L1 every DegradedTTL too, as after a loss.
+func TestNeverSubscribedFlushes(t *testing.T) {
+	srv := private(t)
+	ctx := context.Background()
+	admin := srv.Client()
+	defer admin.Close()
+	if err := admin.Do(ctx, "acl", "setuser", "nopubsub", "on", ">pw", "~*", "resetchannels", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	client := func(user, password string) *goredis.Client {
+		c := goredis.NewClient(ClientDefaults(&goredis.UniversalOptions{Addrs: []string{srv.Addr()}, Username: user, Password: password}).Simple())
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	tweak := func(o *Options[string]) {
+		o.DegradedTTL = 200 * time.Millisecond
+		o.ResubscribeDelay = 10 * time.Millisecond
+		o.Local.TTL = time.Minute
+	}
+	src := newSource()
+	a := newTier(t, client("nopubsub", "pw"), src, tweak)
+	b := newTier(t, client("", ""), src, tweak)
+	waitSubscribed(t, b)
+	if _, err := a.Get(ctx, "nf"); !errors.Is(err, loading.ErrNotFound) {
+		t.Fatalf("Get(nf): %v", err)
+	}
+	flushes := a.Stats().Flushes
+	if err := b.Set(ctx, "nf", "here"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "A flushes L1", func() bool { return a.Stats().Flushes > flushes })
+	if st := a.Stats(); st.Subscribed || st.Subscriptions != 0 {
+		t.Fatalf("A subscribed (%d times): the test no longer shows a subscription that never came up", st.Subscriptions)
+	}
 	mustGet(t, a, "nf", "here")
 }

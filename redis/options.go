@@ -250,9 +250,13 @@ func (o *Options[V]) resolve() error {
 	// so, an L1 copy must not outlive its Redis entry.
 	stretch := 1 + max(o.Local.TTLJitter, 0)/2
 	if o.Local.TTL == 0 {
+		// Rounded down, and checked as below, so that the default passes.
 		o.Local.TTL = min(DefaultLocalTTL, time.Duration(float64(o.TTL)/stretch))
+		for o.Local.TTL > 0 && time.Duration(float64(o.Local.TTL)*stretch) > o.TTL {
+			o.Local.TTL--
+		}
 	}
-	if float64(o.Local.TTL)*stretch > float64(o.TTL) {
+	if time.Duration(float64(o.Local.TTL)*stretch) > o.TTL {
 		return bad("Local.TTL (%v), which Local.TTLJitter stretches up to %v, exceeds TTL (%v)",
 			o.Local.TTL, time.Duration(float64(o.Local.TTL)*stretch), o.TTL)
 	}

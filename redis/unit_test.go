@@ -120,9 +120,13 @@ func TestOptionsValidation(t *testing.T) {
 	}
 	// With a jitter, the default L1 TTL is shortened so that, stretched,
 	// it stays within TTL.
-	jo := Options[string]{Client: ok, Loader: ld, TTL: 10 * time.Second, Local: loading.Options[string, string]{TTLJitter: 0.2}}
-	if err := jo.resolve(); err != nil || jo.Local.TTL <= 0 || float64(jo.Local.TTL)*1.1 > float64(10*time.Second) {
-		t.Errorf("TTL 10s, Local.TTLJitter 0.2: Local.TTL %v, %v", jo.Local.TTL, err)
+	for _, ttl := range []time.Duration{10 * time.Second, 12100 * time.Millisecond, 99 * time.Millisecond, 770 * time.Millisecond} {
+		for _, j := range []float64{0.1, 0.2, 0.5, 0.99} {
+			jo := Options[string]{Client: ok, Loader: ld, TTL: ttl, Local: loading.Options[string, string]{TTLJitter: j}}
+			if err := jo.resolve(); err != nil || jo.Local.TTL <= 0 || time.Duration(float64(jo.Local.TTL)*(1+j/2)) > ttl {
+				t.Errorf("TTL %v, Local.TTLJitter %v: Local.TTL %v, %v", ttl, j, jo.Local.TTL, err)
+			}
+		}
 	}
 	o := ClientDefaults(&goredis.UniversalOptions{})
 	if !o.ContextTimeoutEnabled || o.MaxRetries != 1 || o.ReadTimeout != time.Second {

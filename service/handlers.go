@@ -83,8 +83,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // escapedSlashInRoute reports whether the escaped path raw has an escaped
-// slash (%2F) before its key: in the part that names the route, up to and
-// including its third slash (entriesPrefix's). Path, which the routes
+// slash (%2F) before its key: in the part that names the route, before its
+// third slash (entriesPrefix's last). Path, which the routes
 // match, has it unescaped, which would make /v1%2Fentries%2Fk a request for
 // key k.
 func escapedSlashInRoute(raw string) bool {
