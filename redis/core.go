@@ -56,6 +56,7 @@ type core struct {
 	// the hooks never run concurrently.
 	flushMu    sync.Mutex
 	flushTimer *time.Timer // nil: not armed
+	flushGen   uint64      // counts armings, so a stale timer's call does nothing
 	flushOff   bool        // Close: never arm again
 
 	life    context.Context

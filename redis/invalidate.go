@@ -117,17 +117,20 @@ func (c *core) armFlush() {
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
 	if c.flushTimer == nil && !c.flushOff {
-		c.flushTimer = time.AfterFunc(c.degradedTTL, c.degradedFlush)
+		c.flushGen++
+		gen := c.flushGen
+		c.flushTimer = time.AfterFunc(c.degradedTTL, func() { c.degradedFlush(gen) })
 	}
 }
 
-// degradedFlush is armFlush's timer: it flushes, and flushes again
-// DegradedTTL later unless disarmed meanwhile.
-func (c *core) degradedFlush() {
+// degradedFlush is the function of the timer that armFlush armed as
+// generation gen: it flushes, and flushes again DegradedTTL later unless
+// disarmed meanwhile.
+func (c *core) degradedFlush(gen uint64) {
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
-	if c.flushTimer == nil {
-		return // disarmed while this call waited for the lock
+	if c.flushTimer == nil || c.flushGen != gen {
+		return // disarmed (and maybe armed anew) while this call waited for the lock
 	}
 	if c.returned.Load() { // else nothing was cached yet
 		c.flush()
