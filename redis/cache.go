@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"log/slog"
 	mrand "math/rand/v2"
 	"strings"
@@ -53,6 +54,19 @@ type Cache[V any] struct {
 	// payload as the value it is.
 	fromString func(string) V
 	closeOnce  sync.Once
+
+	// writeMu orders this instance's Sets and Deletes of a key: each
+	// holds its key's stripe across its change of L1 and its Redis
+	// write, so that the two tiers end with the same last write (this
+	// instance ignores its own invalidations, so nothing would mend it).
+	writeMu   [writeStripes]sync.Mutex
+	writeSeed maphash.Seed
+}
+
+const writeStripes = 256
+
+func (c *Cache[V]) writeLock(key string) *sync.Mutex {
+	return &c.writeMu[maphash.String(c.writeSeed, key)%writeStripes]
 }
 
 // write is a loaded value waiting to be written to Redis.
@@ -82,6 +96,7 @@ func New[V any](opts Options[V]) (*Cache[V], error) {
 		exactTTL:     opts.ExactTTL,
 		cas:          goredis.NewScript(casScript),
 		queue:        make(chan write, opts.WriteQueue),
+		writeSeed:    maphash.MakeSeed(),
 	}
 	if _, ok := any(opts.Codec).(StringCodec); ok {
 		c.fromString, _ = any(func(s string) string { return s }).(func(string) V)
@@ -152,12 +167,17 @@ func (c *Cache[V]) GetMany(ctx context.Context, keys []string) (map[string]V, er
 // instance) does not overwrite it in either tier. If value cannot be
 // encoded, Set returns the codec's error and changes nothing. If Redis
 // fails, L1 holds the new value but the error is returned: Redis and the
-// other instances may still serve the old one.
+// other instances may still serve the old one. Sets and Deletes of one
+// key in one instance run one at a time (each waits for the previous
+// one's Redis write), so both tiers keep the last.
 func (c *Cache[V]) Set(ctx context.Context, key string, value V) error {
 	env, err := c.encode(value)
 	if err != nil {
 		return fmt.Errorf("redis: encoding the value of %q: %w", key, err)
 	}
+	mu := c.writeLock(key)
+	mu.Lock()
+	defer mu.Unlock()
 	c.l1.Set(key, value)
 	return c.writeAndPublish(ctx, key, env)
 }
@@ -168,6 +188,9 @@ func (c *Cache[V]) Set(ctx context.Context, key string, value V) error {
 // result in neither tier. If Redis fails, the error is returned; the key
 // is gone from this instance's L1 all the same.
 func (c *Cache[V]) Delete(ctx context.Context, key string) error {
+	mu := c.writeLock(key)
+	mu.Lock()
+	defer mu.Unlock()
 	c.l1.Delete(key)
 	return c.writeAndPublish(ctx, key, newEnvelope(kindTomb, mrand.Uint64(), 0, expiresAt(c.tombstoneTTL), 0))
 }

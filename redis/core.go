@@ -147,9 +147,17 @@ func (c *core) stop() {
 func (c *core) ID() string { return c.id }
 
 // writeAndPublish runs write (a command that changes key's Redis entry,
-// added to the pipeline it is given) and publishes key's invalidation, in
-// one round trip, within Timeout and behind the breaker. It returns the
-// write's command, for its result.
+// added to the pipeline it is given) and then publishes key's invalidation,
+// within Timeout and behind the breaker. It returns the write's command,
+// for its result.
+//
+// The invalidation must not overtake the write: an instance that drops
+// its copy on the message and reads Redis at once must find the new value.
+// A plain client sends both in one pipeline on one connection, which Redis
+// runs in order. A cluster client splits a pipeline by node and sends the
+// parts at the same time (the key and the channel usually live on
+// different nodes), so there the publish waits for the write's reply: a
+// second round trip, and nothing is published for a failed write.
 func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder) (goredis.Cmder, error) {
 	if !c.brk.allow() {
 		c.st.l2Skipped.Add(1)
@@ -158,16 +166,27 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 	cctx, cancel := c.callContext(ctx, time.Now())
 	defer cancel()
 	msg := c.message(key)
+	publish := func(p goredis.Cmdable) *goredis.IntCmd {
+		if c.sharded {
+			return p.SPublish(cctx, c.channel, msg)
+		}
+		return p.Publish(cctx, c.channel, msg)
+	}
 	pipe := c.client.Pipeline()
 	w := write(cctx, pipe)
 	var pub *goredis.IntCmd
-	if c.sharded {
-		pub = pipe.SPublish(cctx, c.channel, msg)
-	} else {
-		pub = pipe.Publish(cctx, c.channel, msg)
+	_, oneConn := c.client.(*goredis.Client)
+	if oneConn {
+		pub = publish(pipe)
 	}
 	_, _ = pipe.Exec(cctx)
-	err := errors.Join(w.Err(), pub.Err())
+	if !oneConn && w.Err() == nil {
+		pub = publish(c.client)
+	}
+	err := w.Err()
+	if pub != nil {
+		err = errors.Join(err, pub.Err())
+	}
 	c.report(ctx, err)
 	if w.Err() != nil {
 		c.st.l2WriteErrors.Add(1)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -358,4 +360,186 @@ func TestNeverSubscribedFlushes(t *testing.T) {
 		t.Fatalf("A subscribed (%d times): the test no longer shows a subscription that never came up", st.Subscriptions)
 	}
 	mustGet(t, a, "nf", "here")
+}
+
+// orderHook watches one client's commands: whether a publish on channel
+// is sent before the write of key has been answered. Until the publish
+// comes, it holds the write's pipeline (for at most hold), so that a
+// publish sent alongside the write shows.
+type orderHook struct {
+	key, channel   string
+	hold           time.Duration
+	armed          atomic.Bool
+	writeDone      atomic.Bool
+	publishedFirst atomic.Bool
+	published      chan struct{}
+	once           sync.Once
+}
+
+func (h *orderHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (h *orderHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		h.see([]goredis.Cmder{cmd})
+		return next(ctx, cmd)
+	}
+}
+
+func (h *orderHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		if !h.see(cmds) {
+			return next(ctx, cmds)
+		}
+		t := time.NewTimer(h.hold)
+		defer t.Stop()
+		select {
+		case <-h.published:
+		case <-t.C:
+		}
+		err := next(ctx, cmds)
+		h.writeDone.Store(true)
+		return err
+	}
+}
+
+// see notes a publish among cmds and reports whether they write key.
+func (h *orderHook) see(cmds []goredis.Cmder) (writes bool) {
+	if !h.armed.Load() {
+		return false
+	}
+	for _, c := range cmds {
+		args := c.Args()
+		if len(args) < 2 {
+			continue
+		}
+		switch strings.ToLower(c.Name()) {
+		case "publish", "spublish":
+			if fmt.Sprint(args[1]) == h.channel {
+				if !h.writeDone.Load() {
+					h.publishedFirst.Store(true)
+				}
+				h.once.Do(func() { close(h.published) })
+			}
+		case "set":
+			writes = writes || fmt.Sprint(args[1]) == h.key
+		}
+	}
+	return writes
+}
+
+// A Set's invalidation never reaches the other instances before its write
+// has landed: on a cluster, where the key and the channel live on
+// different nodes, a pipeline would send both at once, and an instance
+// that re-read the key on the message would keep the old value.
+func TestInvalidationFollowsWrite(t *testing.T) {
+	cl := cluster(t)
+	prefix := testPrefix(t)
+	ctx := context.Background()
+	h := &orderHook{channel: prefix + "invalidate", hold: 2 * time.Second, published: make(chan struct{})}
+	ca := goredis.NewClusterClient(&goredis.ClusterOptions{Addrs: cl.Addrs(), ContextTimeoutEnabled: true, MaxRetries: 1,
+		NewClient: func(o *goredis.Options) *goredis.Client {
+			c := goredis.NewClient(o)
+			c.AddHook(h)
+			return c
+		}})
+	t.Cleanup(func() { _ = ca.Close() })
+	cb, _ := backend{addrs: cl.Addrs()}.client(t)
+	chMaster, err := ca.MasterForKey(ctx, h.channel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := ""
+	for i := 0; key == ""; i++ { // a key whose master is not the channel's
+		m, err := ca.MasterForKey(ctx, prefix+fmt.Sprint("k", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Options().Addr != chMaster.Options().Addr {
+			key = fmt.Sprint("k", i)
+		}
+	}
+	h.key = prefix + key
+	src := newSource()
+	src.set(key, "v1")
+	tweak := func(o *Options[string]) { o.Prefix = prefix; o.Timeout = 5 * time.Second }
+	a := newTier(t, ca, src, tweak)
+	b := newTier(t, cb, src, tweak)
+	waitSubscribed(t, a, b)
+	mustGet(t, b, key, "v1")
+	h.armed.Store(true)
+	if err := a.Set(ctx, key, "v2"); err != nil {
+		t.Fatal(err)
+	}
+	if h.publishedFirst.Load() {
+		t.Fatal("the invalidation was published before the write was answered")
+	}
+	eventually(t, invalidationBound, "B receives A's invalidation", func() bool { return b.Stats().InvalidationsReceived == 1 })
+	mustGet(t, b, key, "v2")
+}
+
+// holdFirstSet holds the first SET of key until release.
+type holdFirstSet struct {
+	key              string
+	entered, release chan struct{}
+	held             atomic.Bool
+}
+
+func (h *holdFirstSet) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (h *holdFirstSet) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook { return next }
+
+func (h *holdFirstSet) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		for _, c := range cmds {
+			if args := c.Args(); c.Name() == "set" && len(args) > 1 && fmt.Sprint(args[1]) == h.key && !h.held.Swap(true) {
+				close(h.entered)
+				<-h.release
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// Two Sets of one key in one instance leave both tiers with the same
+// value: the second waits for the first's Redis write, so L1 and Redis
+// keep the same last write (and the other instances with them).
+func TestSetsOfOneKeyInOrder(t *testing.T) {
+	s := standalone(t)
+	ctx := context.Background()
+	prefix := testPrefix(t)
+	h := &holdFirstSet{key: prefix + "k", entered: make(chan struct{}), release: make(chan struct{})}
+	ca := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true, MaxRetries: 1})
+	ca.AddHook(h)
+	t.Cleanup(func() { _ = ca.Close() })
+	cb, _ := backend{addrs: []string{s.Addr()}}.client(t)
+	tweak := func(o *Options[string]) { o.Prefix = prefix; o.Timeout = 5 * time.Second }
+	a := newTier(t, ca, newSource(), tweak)
+	b := newTier(t, cb, newSource(), tweak)
+	waitSubscribed(t, a, b)
+
+	first := make(chan error, 1)
+	go func() { first <- a.Set(ctx, "k", "v1") }()
+	<-h.entered // v1's Redis write is held
+	second := make(chan error, 1)
+	go func() { second <- a.Set(ctx, "k", "v2") }()
+	// Give the second Set time to overtake, if it could (it must not:
+	// the result below holds however long this is).
+	select {
+	case err := <-second:
+		second <- err
+	case <-time.After(500 * time.Millisecond):
+	}
+	close(h.release)
+	for _, ch := range []chan error{first, second} {
+		if err := <-ch; err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, _ := rawGet(t, cb, prefix+"k")
+	eventually(t, invalidationBound, "B receives both invalidations", func() bool { return b.Stats().InvalidationsReceived == 2 })
+	va, _ := a.Get(ctx, "k")
+	vb, _ := b.Get(ctx, "k")
+	if va != "v2" || vb != "v2" || parseEntry(raw).payload() != "v2" {
+		t.Fatalf("A serves %q, B %q, Redis holds %q; want v2 everywhere", va, vb, parseEntry(raw).payload())
+	}
 }

@@ -34,3 +34,34 @@ func TestRedisExpiryInMilliseconds(t *testing.T) {
 		}
 	})
 }
+
+// A loaded value's write whose expiry has passed by the time it runs (it
+// waited in the write queue) writes nothing: SET with a past PXAT would
+// delete the key, and a tombstone with it, letting a load that read the
+// key before its Delete put the old value back.
+func TestLateWriteKeepsTombstone(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		client, _ := b.client(t)
+		c := newTier(t, client, newSource(), nil)
+		ctx := context.Background()
+		if err := c.Delete(ctx, "k"); err != nil {
+			t.Fatal(err)
+		}
+		raw, ok := rawGet(t, client, c.prefix+"k")
+		if !ok || parseEntry(raw).kind != kindTomb {
+			t.Fatalf("no tombstone after Delete: %q", raw)
+		}
+		token := parseEntry(raw).casToken()
+		for _, exp := range []int64{time.Now().Add(-time.Second).UnixMilli(), time.Now().Add(time.Hour).UnixMilli()} {
+			env := newEnvelope(kindValue, 7, c.fp, exp, 0)
+			n, err := c.cas.Run(ctx, client, []string{c.prefix + "k"}, token, env, exp).Int()
+			if err != nil {
+				t.Fatal(err)
+			}
+			future := exp > time.Now().UnixMilli()
+			if got, _ := rawGet(t, client, c.prefix+"k"); (n == 1) != future || (parseEntry(got).kind == kindTomb) == future {
+				t.Fatalf("expiry in the future %v: script returned %d, key holds %q", future, n, got)
+			}
+		}
+	})
+}
