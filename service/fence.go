@@ -21,7 +21,8 @@ import (
 // fill that starts between the two reads the Tier's old value with the new
 // generation. So such a change is open from its in-memory change (open)
 // to the end of its Tier write (close), and no fill stores while a change
-// of its stripe is open.
+// of its stripe is open. Changes of one stripe also run one at a time, so
+// that their Tier writes land in the order of their in-memory changes.
 //
 // Stripes are shared by many keys, so an unrelated change can also make a
 // fill skip caching; that costs a later Tier read, never a wrong value.
@@ -35,8 +36,13 @@ const fenceStripes = 1024
 type fenceStripe struct {
 	mu   sync.Mutex
 	gen  uint64
-	open int      // changes whose Tier write has not ended
-	_    [40]byte // keep stripes on their own cache lines
+	open int // changes whose Tier write has not ended
+	// wmu is held by a change from open to close: changes of a stripe's
+	// keys run one at a time, so that the store and the Tier end with
+	// the same last write (this instance ignores its own invalidations,
+	// so nothing would mend a Tier write that lands out of order).
+	wmu sync.Mutex
+	_   [32]byte // keep stripes on their own cache lines
 }
 
 func newFence() *fence { return &fence{seed: maphash.MakeSeed()} }
@@ -80,13 +86,22 @@ func (f *fence) change(key []byte, apply func()) {
 // open starts a change of key that a Tier write follows: it bumps key's
 // generation and runs apply (the in-memory change) under the stripe's
 // lock. The caller must call close(key) once the Tier write has ended.
+// open first waits for the stripe's change in progress, if any, to close.
 func (f *fence) open(key []byte, apply func()) {
 	st := f.stripe(key)
+	st.wmu.Lock()
+	opened := false
+	defer func() {
+		if !opened { // apply panicked: no close follows
+			st.wmu.Unlock()
+		}
+	}()
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.gen++
 	apply()
-	st.open++ // after apply: if it panics, no close follows
+	st.open++
+	opened = true
 }
 
 // close ends a change that open started.
@@ -96,4 +111,5 @@ func (f *fence) close(key []byte) {
 	st.gen++
 	st.open--
 	st.mu.Unlock()
+	st.wmu.Unlock()
 }
