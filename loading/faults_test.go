@@ -525,3 +525,44 @@ func TestWeigherGoexitInBulkLoad(t *testing.T) {
 		}
 	})
 }
+
+// 1's loader reads 2, which is due for a reload: the reload starts in the
+// background while 1's loader goes on. Nobody waits for that reload, so
+// its loader asking for 1, still loading, is no cycle: it waits for 1's
+// load rather than fail (and cache) ErrReentrant.
+func TestReloadStartedByLoaderWaitsForItsStarter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		slow := make(chan struct{})
+		var inner error
+		var c *Cache[int, string]
+		src := newSource(func(ctx context.Context, key, n int) (string, error) {
+			if key == 1 {
+				v, err := c.Get(ctx, 2) // at once: 2 is fresh, and due
+				<-slow
+				return "a(" + v + ")", err
+			}
+			if n == 1 {
+				return "b1", nil
+			}
+			var v string
+			v, inner = c.Get(ctx, 1) // the reload of 2 reads 1
+			return "b2(" + v + ")", inner
+		})
+		c = newCache(t, Options[int, string]{Loader: src, TTL: time.Hour, RefreshAfter: time.Minute, ErrorTTL: time.Hour})
+		mustGet(t, c, 2, "b1")
+		time.Sleep(2 * time.Minute) // 2 is due for a reload
+		done := make(chan struct{})
+		go func() { defer close(done); mustGet(t, c, 1, "a(b1)") }()
+		synctest.Wait() // 1's loader waits; 2's reload waits for 1
+		close(slow)
+		<-done
+		synctest.Wait()
+		if inner != nil {
+			t.Fatalf("the reload's Get(1) = %v; want 1's value", inner)
+		}
+		mustGet(t, c, 2, "b2(a(b1))")
+		if s := c.Stats(); s.LoadErrors != 0 {
+			t.Fatalf("LoadErrors = %d; want 0", s.LoadErrors)
+		}
+	})
+}

@@ -117,7 +117,16 @@ func (c *Cache[K, V]) launch(ctx context.Context, fl []*flight[K, V], slot bool)
 	if c.loadTimeout > 0 {
 		lctx, cancelTimeout = context.WithTimeout(lctx, c.loadTimeout)
 	}
-	lctx = context.WithValue(lctx, chainKey[K, V]{c}, &chain[K, V]{flights: fl, parent: chainOf(ctx, c)})
+	// A load's chain continues its caller's, so that a loader asking for
+	// a key its own chain is loading fails instead of waiting for itself.
+	// A background reload starts a chain of its own: nobody waits for it,
+	// so its loader waiting for a key of its starter's chain is no cycle
+	// (ErrReentrant there was a false failure, cached for ErrorTTL).
+	var parent *chain[K, V]
+	if !slot {
+		parent = chainOf(ctx, c)
+	}
+	lctx = context.WithValue(lctx, chainKey[K, V]{c}, &chain[K, V]{flights: fl, parent: parent})
 	lim := new(ttlLimit)
 	lctx = context.WithValue(lctx, ttlLimitKey{}, lim)
 	go c.run(lctx, fl, slot, lim, func() {
@@ -326,6 +335,14 @@ func (c *Cache[K, V]) storeSafely(f *flight[K, V], o outcome[V], now int64) (r *
 	return r, nil
 }
 
+// current reports whether r is key's record in the cache: a failed reload
+// keeps its previous value only if nothing (an InvalidateAll racing the
+// reload's start, say) has removed or replaced it since.
+func (c *Cache[K, V]) current(key K, r *record[V]) bool {
+	cur, ok := c.core.Peek(key)
+	return ok && cur == r
+}
+
 // store records o for f's key and returns the record stored, if any. The
 // caller holds the key's shard lock.
 func (c *Cache[K, V]) store(f *flight[K, V], o outcome[V], now int64) *record[V] {
@@ -352,7 +369,7 @@ func (c *Cache[K, V]) store(f *flight[K, V], o outcome[V], now int64) *record[V]
 		}
 		end := lifetime(now, c.errorTTL, c.factor())
 		r := &record[V]{err: o.err, loadGen: f.gen, retryAt: end, nextLoad: end}
-		if p := f.prev; p != nil && p.hasValue && now < p.staleUntil {
+		if p := f.prev; p != nil && p.hasValue && now < p.staleUntil && c.current(f.key, p) {
 			// Keep the previous value for stale-if-error (and, if it is
 			// still fresh, for plain reads until its TTL).
 			r.value, r.hasValue, r.gen, r.loadedAt = p.value, true, p.gen, p.loadedAt

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -313,4 +314,88 @@ func TestCancelledCallerStartsNoLoad(t *testing.T) {
 			t.Fatalf("cached Get with a cancelled context = %q, %v", v, err)
 		}
 	})
+}
+
+// stepClock is a manual clock, safe for concurrent use.
+type stepClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *stepClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *stepClock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+
+// A background reload registered while InvalidateAll runs (after it passed
+// the key's shard, before it cleared the core) that then fails does not
+// keep the invalidated value for stale-if-error: after InvalidateAll has
+// returned, Get never serves a value it removed. (A manual clock, not
+// synctest, which cannot wait for goroutines blocked on a mutex.)
+func TestInvalidateAllBeatsFailedReload(t *testing.T) {
+	clk := &stepClock{t: time.Unix(1000, 0)}
+	gate := make(chan struct{})
+	entered := make(chan struct{})
+	var n int
+	var mu sync.Mutex
+	c, err := New(Options[int, string]{Loader: LoaderFunc[int, string](func(ctx context.Context, key int) (string, error) {
+		mu.Lock()
+		n++
+		m := n
+		mu.Unlock()
+		if m == 1 {
+			return "old", nil
+		}
+		close(entered)
+		<-gate
+		return "", errors.New("source down")
+	}), TTL: time.Hour, RefreshAfter: time.Minute, Clock: clk})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	last := &c.shards[len(c.shards)-1]
+	key := 0
+	for c.shard(key) == last {
+		key++
+	}
+	// A marker flight in key's shard, for another key: InvalidateAll takes
+	// it out when it has passed that shard.
+	marker := key + 1
+	for c.shard(marker) != c.shard(key) {
+		marker++
+	}
+	ksh := c.shard(key)
+	ksh.mu.Lock()
+	ksh.flights[marker] = &flight[int, string]{key: marker, sh: ksh}
+	ksh.mu.Unlock()
+
+	mustGet(t, c, key, "old")
+	clk.add(2 * time.Minute) // due for a reload
+
+	last.mu.Lock() // InvalidateAll stops at the last shard, before core.Clear
+	invDone := make(chan struct{})
+	go func() { defer close(invDone); c.InvalidateAll() }()
+	for {
+		ksh.mu.Lock()
+		passed := ksh.flights[marker] == nil
+		ksh.mu.Unlock()
+		if passed {
+			break
+		}
+		runtime.Gosched()
+	}
+	mustGet(t, c, key, "old") // concurrent with InvalidateAll; starts a reload
+	<-entered                 // the reload is registered and running
+	last.mu.Unlock()
+	<-invDone // InvalidateAll has returned
+	close(gate)
+	for { // until the reload's failure is stored
+		if r, ok := c.core.Peek(key); ok && r.err != nil {
+			break
+		}
+		runtime.Gosched()
+	}
+	v, err := c.Get(context.Background(), key)
+	if err == nil && v == "old" {
+		t.Fatalf("after InvalidateAll returned: Get = %q, %v (the removed value, fresh); want a load", v, err)
+	}
 }
