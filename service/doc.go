@@ -35,10 +35,12 @@
 // entry, an unknown field), 404 for an unknown path or a missing entry, 405
 // (with an Allow header) for a method a path does not support, 413 for a
 // value over MaxValueBytes or a POST body over MaxBodyBytes, 415 for a POST
-// that is not application/json, 503 while shutting down. A 500 only means a
+// that is not application/json, 503 while shutting down or for a DELETE
+// whose second-tier delete failed (see Tier). A 500 only means a
 // bug (a recovered panic, which is logged and counted) or a value written to
 // Server.Store directly in another form than EncodeValue's (logged). A
-// failed request changes nothing.
+// failed request changes nothing (but that DELETE, which has deleted the
+// key from this instance).
 //
 // # Consistency
 //

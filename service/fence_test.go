@@ -206,3 +206,74 @@ func TestFenceOpenPanics(t *testing.T) {
 	}()
 	<-done // would block for good if the panicked change had kept the stripe
 }
+
+// strictTier is a mapTier that refuses calls whose context is done, as a
+// Tier must (and a failing one does: fail).
+type strictTier struct{ mapTier }
+
+func (s *strictTier) Set(ctx context.Context, key, value []byte, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.mapTier.Set(ctx, key, value, ttl)
+}
+
+func (s *strictTier) Delete(ctx context.Context, key []byte) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	return s.mapTier.Delete(ctx, key)
+}
+
+// A write's tier part does not depend on the client staying: once the
+// in-memory store has changed, the tier follows even if the request's
+// context is done (the client went away).
+func TestTierWriteOutlivesClient(t *testing.T) {
+	tier := &strictTier{mapTier{m: map[string][]byte{}, ttl: map[string]time.Duration{}}}
+	s, err := New(Options{MaxBytes: 1 << 20, MaxValueBytes: 1024, Tier: tier, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := s.write(gone, []byte("k"), []byte("\x00v"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, ok, _ := tier.mapTier.Get(context.Background(), nil, []byte("k")); !ok || string(v) != "\x00v" {
+		t.Fatalf("the tier holds %q, %v; want the write", v, ok)
+	}
+	if found, err := s.del(gone, []byte("k")); !found || err != nil {
+		t.Fatalf("del = %v, %v", found, err)
+	}
+	if _, _, ok, _ := tier.mapTier.Get(context.Background(), nil, []byte("k")); ok {
+		t.Fatal("the tier still holds the deleted key")
+	}
+}
+
+// A DELETE whose tier delete fails answers 503: the key is gone from this
+// instance, but a read could bring it back from the tier, so the client
+// must not take the DELETE as done.
+func TestDeleteTierFailure(t *testing.T) {
+	checkLeaks(t)
+	tier := &mapTier{m: map[string][]byte{}, ttl: map[string]time.Duration{}}
+	ts := startServer(t, Options{MaxBytes: 1 << 20, MaxValueBytes: 1024, Tier: tier})
+	if r := ts.req(t, "PUT", "/v1/entries/k", nil, "old"); r.status != 204 {
+		t.Fatal(r)
+	}
+	tier.mu.Lock()
+	tier.fail = true
+	tier.mu.Unlock()
+	if r := ts.req(t, "DELETE", "/v1/entries/k", nil, ""); r.status != 503 || !strings.Contains(r.body, "second tier failed") {
+		t.Fatalf("DELETE with the tier failing: %d %q; want 503", r.status, r.body)
+	}
+	tier.mu.Lock()
+	tier.fail = false
+	tier.mu.Unlock()
+	if r := ts.req(t, "DELETE", "/v1/entries/k", nil, ""); r.status != 204 {
+		t.Fatalf("the retried DELETE: %d %q", r.status, r.body)
+	}
+	if r := ts.req(t, "GET", "/v1/entries/k", nil, ""); r.status != 404 {
+		t.Fatalf("GET after the DELETE: %d %q", r.status, r.body)
+	}
+}

@@ -56,6 +56,7 @@ var (
 	errClosed         = newAPIError(http.StatusServiceUnavailable, "the server is shutting down")
 	errInternal       = newAPIError(http.StatusInternalServerError, "internal error (logged)")
 	errCorrupt        = newAPIError(http.StatusInternalServerError, "the stored value is not in the server's format")
+	errTierDelete     = newAPIError(http.StatusServiceUnavailable, "deleted from this instance, but the second tier failed: the key may be served again from it; retry")
 )
 
 // ServeHTTP serves the API; see the package documentation.
@@ -279,7 +280,11 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, key string) int 
 	b := s.getBuf()
 	defer s.putBuf(b)
 	b.key = append(b.key[:0], key...)
-	if !s.del(r.Context(), b.key) {
+	found, err := s.del(r.Context(), b.key)
+	if err != nil {
+		return s.fail(w, errTierDelete)
+	}
+	if !found {
 		return s.fail(w, errNoEntry)
 	}
 	w.WriteHeader(http.StatusNoContent)

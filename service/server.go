@@ -153,20 +153,25 @@ func (s *Server) write(ctx context.Context, key, value []byte, ttl time.Duration
 	if err != nil {
 		return err
 	}
-	s.tierSet(ctx, key, value, ttl)
+	// The in-memory store holds the write now: the tier's part must not
+	// be abandoned because the client went away (its Timeout bounds it).
+	s.tierSet(context.WithoutCancel(ctx), key, value, ttl)
 	return nil
 }
 
 // del deletes key from the in-memory store and then from the Tier, if any,
-// as write stores, and reports whether either held it.
-func (s *Server) del(ctx context.Context, key []byte) bool {
+// as write stores, and reports whether either held it. It returns the
+// Tier's error, if its delete failed: the key may then still be in the
+// Tier, and a read would bring it back.
+func (s *Server) del(ctx context.Context, key []byte) (bool, error) {
 	if s.fence == nil {
-		return s.cache.Delete(key)
+		return s.cache.Delete(key), nil
 	}
 	var found bool
 	s.fence.open(key, func() { found = s.cache.Delete(key) })
 	defer s.fence.close(key)
-	return s.tierDelete(ctx, key) || found
+	inTier, err := s.tierDelete(context.WithoutCancel(ctx), key)
+	return inTier || found, err
 }
 
 // Invalidate drops key from the in-memory store (not from the Tier),
@@ -288,7 +293,7 @@ func (s *Server) tierSet(ctx context.Context, key, value []byte, ttl time.Durati
 	}
 }
 
-func (s *Server) tierDelete(ctx context.Context, key []byte) bool {
+func (s *Server) tierDelete(ctx context.Context, key []byte) (bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.TierTimeout)
 	defer cancel()
 	ok, err := s.o.Tier.Delete(ctx, key)
@@ -296,7 +301,7 @@ func (s *Server) tierDelete(ctx context.Context, key []byte) bool {
 		s.counters.tierErrors.Add(1)
 		s.logLimited("second tier: delete failed", "err", err)
 	}
-	return ok
+	return ok, err
 }
 
 func (s *Server) defaultTTL() time.Duration {

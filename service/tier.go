@@ -9,14 +9,17 @@ import (
 // Redis shared by several instances (Options.Tier). The server uses it so:
 //
 //   - Writes (PUT, POST) go to the in-memory store first, then to the tier
-//     (write-through), each within Options.TierTimeout. A tier error does
-//     not fail the request, which the in-memory store already holds: it is
-//     counted (tier_errors in /v1/stats and /metrics) and logged.
+//     (write-through), each within Options.TierTimeout, even if the client
+//     goes away meanwhile. A tier error does not fail the request, which
+//     the in-memory store already holds: it is counted ("tier": {"errors"}
+//     in /v1/stats, cachekit_tier_errors_total in /metrics) and logged.
 //   - A read that misses the in-memory store asks the tier; a value found
 //     there is served and put in the in-memory store with the TTL the tier
 //     reports (the default TTL if it reports none). A tier error is counted
 //     and the read is a miss.
-//   - DELETE removes the key from both.
+//   - DELETE removes the key from both. If the tier's delete fails, the
+//     DELETE answers 503 (the key is gone from this instance, but a read
+//     could bring it back from the tier): the client should retry.
 //
 // The values given to and returned by a Tier are the server's stored form
 // (a small header with the content type, then the body); a Tier stores them
