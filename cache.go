@@ -148,6 +148,11 @@ type cache[K comparable, V any] struct {
 
 	cbMu       sync.Mutex
 	inCallback bool // the background goroutine is running OnEvict; guarded by cbMu
+	// lateCallbacks is closed when the background goroutine starts
+	// callbacks after Close has signalled it to stop (see Close);
+	// lateClosed says it is, guarded by cbMu.
+	lateCallbacks chan struct{}
+	lateClosed    bool
 
 	stopOnce sync.Once
 	stop     chan struct{}
@@ -313,8 +318,10 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		stats:      make([]statStripe, statStripes(procs)),
 		stop:       make(chan struct{}),
 		done:       make(chan struct{}),
-		fastTick:   time.Millisecond,
-		slowTick:   time.Second,
+
+		lateCallbacks: make(chan struct{}),
+		fastTick:      time.Millisecond,
+		slowTick:      time.Second,
 	}
 	for 1<<c.segShift < nseg {
 		c.segShift++
@@ -387,9 +394,11 @@ func Must[K comparable, V any](opts Options[K, V]) *Cache[K, V] {
 // and expired entries are reclaimed only when other operations run
 // maintenance), so Close is safe to call while other goroutines still use
 // the cache. Close is idempotent and returns when the goroutine has exited.
-// If the background goroutine is running an OnEvict callback (which may
-// itself have called Close), Close returns without waiting for it; the
-// goroutine exits when the callback returns. A Cache that becomes
+// If the background goroutine is running OnEvict callbacks (which may
+// themselves have called Close, or wait for a lock Close's caller holds),
+// or starts them while Close waits (reporting a pass begun before Close),
+// Close returns without waiting for them; the goroutine exits when they
+// return. A Cache that becomes
 // unreachable without Close is stopped when the garbage collector finds it,
 // unless OnEvict or the Weigher refers to it (they are reachable from the
 // background goroutine, and keep the Cache reachable): such a cache must be
@@ -399,13 +408,19 @@ func (h *Cache[K, V]) Close() {
 	c := h.c
 	c.signalStop()
 	// The background goroutine may be running OnEvict, which may be what
-	// called Close: waiting for it to exit would wait forever. It exits as
-	// soon as the callback returns.
+	// called Close, or may wait for a lock Close's caller holds: waiting
+	// for it to exit could wait forever. It exits as soon as the
+	// callbacks return. So Close waits for it only until it starts
+	// callbacks: a pass it had begun before the stop may report its
+	// removals after this check.
 	c.cbMu.Lock()
 	busy := c.inCallback
 	c.cbMu.Unlock()
 	if !busy {
-		<-c.done
+		select {
+		case <-c.done:
+		case <-c.lateCallbacks:
+		}
 	}
 	runtime.KeepAlive(h)
 }
@@ -1085,6 +1100,14 @@ func (c *cache[K, V]) maintainFromBackground() {
 func (c *cache[K, V]) setInCallback(b bool) {
 	c.cbMu.Lock()
 	c.inCallback = b
+	if b && !c.lateClosed {
+		select {
+		case <-c.stop:
+			close(c.lateCallbacks)
+			c.lateClosed = true
+		default:
+		}
+	}
 	c.cbMu.Unlock()
 }
 

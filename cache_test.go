@@ -2839,3 +2839,61 @@ func TestClockBeforeStart(t *testing.T) {
 		t.Fatal("the entry due at time 0 outlived its TTL")
 	}
 }
+
+// Close called while holding a lock that OnEvict takes, while the
+// background goroutine is between a pass and its callbacks: Close returns
+// when the callbacks start, rather than wait for a goroutine that waits
+// for the caller's lock. (Polls for states that synctest cannot wait for:
+// goroutines blocked on mutexes.)
+func TestCloseWhileBackgroundReportsLate(t *testing.T) {
+	var M sync.Mutex
+	entered := make(chan struct{}, 100)
+	h := Must(Options[int, int]{MaxEntries: 4, OnEvict: func(k, v int, c Cause) {
+		entered <- struct{}{}
+		M.Lock()
+		M.Unlock()
+	}})
+	c := h.c
+	c.mu.Lock()
+	for i := range 10 {
+		h.Set(i, i) // the writers' maintenance finds the lock taken
+	}
+	for i := range c.segs {
+		c.segs[i].mu.Lock()
+	}
+	c.mu.Unlock()
+	// The background goroutine's pass (within a second) evicts 6 entries,
+	// releases c.mu and blocks dropping them from the index.
+	for c.dropping.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	M.Lock() // e.g. a Shutdown method holding its struct's mutex
+	closed := make(chan struct{})
+	go func() { h.Close(); close(closed) }()
+	// Wait until Close has checked inCallback and waits for the goroutine.
+	for {
+		buf := make([]byte, 1<<20)
+		s := string(buf[:runtime.Stack(buf, true)])
+		found := false
+		for _, g := range strings.Split(s, "\n\n") {
+			if (strings.Contains(g, "[chan receive") || strings.Contains(g, "[select")) && strings.Contains(g, ").Close(") {
+				found = true
+			}
+		}
+		if found {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for i := range c.segs {
+		c.segs[i].mu.Unlock()
+	}
+	<-entered // the background goroutine is in OnEvict, waiting for M
+	select {
+	case <-closed:
+	case <-time.After(2 * time.Second):
+		t.Errorf("Close has not returned: it waits for the background goroutine, whose OnEvict waits for the lock Close's caller holds (deadlock)")
+	}
+	M.Unlock()
+	<-closed
+}
