@@ -251,6 +251,7 @@ func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl 
 		t.st.l2Skipped.Add(1)
 		return dst, 0, false, ErrUnavailable
 	}
+	up, confirms := t.subscriptionMark()
 	start := time.Now()
 	cctx, cancel := t.callContext(ctx, start)
 	defer cancel()
@@ -286,7 +287,7 @@ func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl 
 			return dst, 0, false, nil
 		}
 	}
-	if !t.subscribed.Load() {
+	if !t.steadySince(up, confirms) {
 		ttl = capTTL(ttl, t.degradedTTL)
 	}
 	t.st.l2Hits.Add(1)

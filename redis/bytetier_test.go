@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -514,4 +515,77 @@ func (s *serviceInstance) do(t *testing.T, method, path, body string) (int, stri
 		t.Fatal(fmt.Errorf("%s %s: %w", method, path, err))
 	}
 	return resp.StatusCode, buf.String()
+}
+
+// holdGetReply holds the reply of the next GET, once armed, until release.
+type holdGetReply struct {
+	armed            atomic.Bool
+	entered, release chan struct{}
+}
+
+func (h *holdGetReply) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (h *holdGetReply) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return next
+}
+
+func (h *holdGetReply) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		err := next(ctx, cmd)
+		if cmd.Name() == "get" && h.armed.Swap(false) {
+			close(h.entered)
+			<-h.release
+		}
+		return err
+	}
+}
+
+// A value read while the subscription is down, but returned after it came
+// back (and after the flush that came with it), may have missed an
+// invalidation: its TTL is capped to DegradedTTL like any read while down,
+// so the caller does not keep it past the flush for its whole TTL.
+func TestByteTierReadAcrossResubscription(t *testing.T) {
+	srv := private(t)
+	ctx := context.Background()
+	admin := srv.Client()
+	defer admin.Close()
+	if err := admin.Do(ctx, "acl", "setuser", "default", "resetchannels").Err(); err != nil {
+		t.Fatal(err)
+	}
+	client := goredis.NewClient(ClientDefaults(&goredis.UniversalOptions{Addrs: []string{srv.Addr()}}).Simple())
+	t.Cleanup(func() { _ = client.Close() })
+	h := &holdGetReply{entered: make(chan struct{}), release: make(chan struct{})}
+	client.AddHook(h)
+	bt, ev := newByteTier(t, client, func(o *ByteTierOptions) {
+		o.DegradedTTL = time.Second
+		o.ResubscribeDelay = 10 * time.Millisecond
+	})
+	_ = bt.Set(ctx, []byte("k"), []byte("v"), time.Hour) // stored; its publish refused
+	h.armed.Store(true)
+	type result struct {
+		ttl time.Duration
+		ok  bool
+		err error
+	}
+	out := make(chan result, 1)
+	go func() {
+		_, ttl, ok, err := bt.Get(ctx, nil, []byte("k"))
+		out <- result{ttl, ok, err}
+	}()
+	<-h.entered // read while down
+	if bt.Stats().Subscribed {
+		t.Fatal("subscribed during the read")
+	}
+	_, _, flushes := ev.snapshot()
+	if err := admin.Do(ctx, "acl", "setuser", "default", "allchannels").Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the subscription comes up, with its flush", func() bool {
+		_, _, f := ev.snapshot()
+		return bt.Stats().Subscribed && f > flushes
+	})
+	close(h.release)
+	if r := <-out; r.err != nil || !r.ok || r.ttl > time.Second {
+		t.Fatalf("Get = ttl %v, %v, %v; want the value with a TTL of at most DegradedTTL (1s)", r.ttl, r.ok, r.err)
+	}
 }

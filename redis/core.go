@@ -49,6 +49,7 @@ type core struct {
 
 	returned   atomic.Bool // the constructor has returned: local copies may exist
 	subscribed atomic.Bool
+	confirms   atomic.Uint64 // subscriptions confirmed: see steadySince
 
 	// While the subscription is down, flushTimer flushes the local
 	// copies every DegradedTTL (see armFlush); flushMu serialises it
@@ -141,6 +142,22 @@ func (c *core) stop() {
 	}
 	c.psMu.Unlock()
 	c.wg.Wait()
+}
+
+// subscriptionMark returns a mark for steadySince: whether the subscription is
+// up now, and which confirmation it is.
+func (c *core) subscriptionMark() (up bool, confirms uint64) {
+	confirms = c.confirms.Load()
+	return c.subscribed.Load(), confirms
+}
+
+// steadySince reports whether the subscription has stayed up since the
+// mark was taken (up then, up now, not lost and confirmed again between):
+// then a value read from Redis meanwhile cannot have missed an
+// invalidation. A value read while it was down, and returned after it came
+// back (and after the flush that came with it), could have.
+func (c *core) steadySince(up bool, confirms uint64) bool {
+	return up && c.subscribed.Load() && c.confirms.Load() == confirms
 }
 
 // ID returns the instance id that the invalidations carry.

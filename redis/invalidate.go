@@ -232,6 +232,7 @@ func (c *core) subscription() (confirmed bool) {
 					// Values loaded while unsubscribed may have
 					// missed invalidations: start afresh.
 					c.confirmFlush()
+					c.confirms.Add(1)
 					c.subscribed.Store(true)
 				}
 			case "unsubscribe", "sunsubscribe":
