@@ -2846,11 +2846,13 @@ func TestClockBeforeStart(t *testing.T) {
 // for the caller's lock. (Polls for states that synctest cannot wait for:
 // goroutines blocked on mutexes.)
 func TestCloseWhileBackgroundReportsLate(t *testing.T) {
-	var M sync.Mutex
+	var M sync.Mutex // the caller's lock, which OnEvict takes too
+	reported := 0    // guarded by M
 	entered := make(chan struct{}, 100)
 	h := Must(Options[int, int]{MaxEntries: 4, OnEvict: func(k, v int, c Cause) {
 		entered <- struct{}{}
 		M.Lock()
+		reported++
 		M.Unlock()
 	}})
 	c := h.c

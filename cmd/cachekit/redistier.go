@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"strings"
 	"time"
 
@@ -15,19 +16,50 @@ import (
 
 // redisFlags are serve's flags for the optional Redis second tier.
 type redisFlags struct {
-	addrs   string
-	cluster bool
-	prefix  string
-	timeout time.Duration
+	addrs       string
+	cluster     bool
+	prefix      string
+	timeout     time.Duration
+	degradedTTL time.Duration
 }
 
 func registerRedisFlags(fs *flag.FlagSet) *redisFlags {
 	rf := &redisFlags{}
-	fs.StringVar(&rf.addrs, "redis", "", "Redis second tier shared by instances: host:port[,host:port...] or a redis:// URL (empty: none)")
+	fs.Var(redisAddrFlag{&rf.addrs}, "redis", "Redis second tier shared by instances: host:port[,host:port...] or a redis:// URL (empty: none; a password in it is never logged)")
 	fs.BoolVar(&rf.cluster, "redis-cluster", false, "the --redis addresses are a Redis Cluster (several addresses imply it)")
 	fs.StringVar(&rf.prefix, "redis-prefix", ckredis.DefaultBytePrefix, "prefix of the keys and the invalidation channel in Redis (the same in every instance)")
 	fs.DurationVar(&rf.timeout, "redis-timeout", 100*time.Millisecond, "deadline of every Redis call")
+	fs.DurationVar(&rf.degradedTTL, "redis-degraded-ttl", ckredis.DefaultDegradedTTL,
+		"while Redis's invalidations cannot be received, the in-memory store is cleared this often (so no copy is staler than that; writes answered meanwhile may be lost from memory)")
 	return rf
+}
+
+// redisAddrFlag is the --redis flag: its String, which the configuration
+// log prints, hides a URL's password.
+type redisAddrFlag struct{ p *string }
+
+func (f redisAddrFlag) String() string {
+	if f.p == nil {
+		return ""
+	}
+	return redactURL(*f.p)
+}
+
+func (f redisAddrFlag) Set(s string) error {
+	*f.p = s
+	return nil
+}
+
+// redactURL returns s with the password of a URL replaced by "xxxxx".
+func redactURL(s string) string {
+	if !strings.Contains(s, "://") {
+		return s
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(an unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 // redisTier is the Redis second tier of a server and its client.
@@ -43,7 +75,12 @@ func (rf *redisFlags) open(log *slog.Logger) (*redisTier, error) {
 	if strings.Contains(rf.addrs, "://") {
 		u, err := goredis.ParseURL(rf.addrs)
 		if err != nil {
-			return nil, err
+			// url.Error quotes the URL, password included.
+			var ue *url.Error
+			if errors.As(err, &ue) {
+				err = ue.Err
+			}
+			return nil, fmt.Errorf("%s: %w", redactURL(rf.addrs), err)
 		}
 		uo = goredis.UniversalOptions{Addrs: []string{u.Addr}, Username: u.Username, Password: u.Password, DB: u.DB, TLSConfig: u.TLSConfig}
 	} else {
@@ -59,14 +96,15 @@ func (rf *redisFlags) open(log *slog.Logger) (*redisTier, error) {
 	uo.IsClusterMode = rf.cluster
 	client := goredis.NewUniversalClient(ckredis.ClientDefaults(&uo))
 	tier, err := ckredis.NewByteTier(ckredis.ByteTierOptions{
-		Client:  client,
-		Prefix:  rf.prefix,
-		Timeout: rf.timeout,
-		Logger:  log,
+		Client:      client,
+		Prefix:      rf.prefix,
+		Timeout:     rf.timeout,
+		DegradedTTL: rf.degradedTTL,
+		Logger:      log,
 	})
 	if err != nil {
 		client.Close()
-		return nil, fmt.Errorf("%s: %w", rf.addrs, err)
+		return nil, fmt.Errorf("%s: %w", redactURL(rf.addrs), err)
 	}
 	return &redisTier{client: client, tier: tier}, nil
 }

@@ -28,6 +28,11 @@ Runs the cache service: an HTTP API over an in-memory byte cache.
   GET    /healthz            health
   GET    /metrics            Prometheus metrics
 
+With --redis, instances share a Redis second tier and drop the keys others
+change. While Redis's invalidations cannot be received, the in-memory store
+is cleared every --redis-degraded-ttl: writes answered meanwhile may be
+lost from memory (they are in Redis if its write succeeded).
+
 Every flag can also be set by an environment variable: CACHEKIT_ and the
 flag's name in upper case with underscores (--max-bytes: CACHEKIT_MAX_BYTES).
 A flag given on the command line wins. SIGINT or SIGTERM shuts the server

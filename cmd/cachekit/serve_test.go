@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -172,4 +173,41 @@ func TestServeDefaultValueLimit(t *testing.T) {
 		}
 	}
 	serveListening = nil
+}
+
+// A password in the --redis URL never reaches the logs: the configuration
+// log prints the URL redacted.
+func TestServeRedisPasswordNotLogged(t *testing.T) {
+	checkLeaks(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String() // nothing listens there once closed
+	ln.Close()
+	addrc := make(chan string, 1)
+	serveListening = func(addr string) { addrc <- addr }
+	defer func() { serveListening = nil }()
+	ctx, cancel := context.WithCancel(context.Background())
+	var logs syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- serveContext(ctx, []string{"--addr", "127.0.0.1:0", "--max-bytes", "4MiB", "--log-format", "json",
+			"--redis", "redis://user:s3cret-pw@" + closed, "--redis-timeout", "50ms"},
+			func(string) (string, bool) { return "", false }, &logs)
+	}()
+	select {
+	case <-addrc:
+	case code := <-done:
+		t.Fatalf("serve exited with %d:\n%s", code, logs.String())
+	}
+	cancel()
+	<-done
+	if strings.Contains(logs.String(), "s3cret") || !strings.Contains(logs.String(), "redis://user:xxxxx@") {
+		t.Errorf("the logs show the password, or not the redacted URL:\n%s", logs.String())
+	}
+	if code := serveContext(context.Background(), []string{"--redis", "redis://user:s3cret-pw@[::1"},
+		func(string) (string, bool) { return "", false }, &logs); code == 0 || strings.Contains(logs.String(), "s3cret") {
+		t.Errorf("an unparsable URL: exit %d, logs:\n%s", code, logs.String())
+	}
 }
