@@ -73,6 +73,11 @@ type redisTier struct {
 func (rf *redisFlags) open(log *slog.Logger) (*redisTier, error) {
 	var uo goredis.UniversalOptions
 	if strings.Contains(rf.addrs, "://") {
+		// Refuse what the options below would drop: go-redis's other
+		// schemes (unix://) and the URL's query options.
+		if pu, err := url.Parse(rf.addrs); err == nil && (pu.Scheme != "redis" && pu.Scheme != "rediss" || pu.RawQuery != "") {
+			return nil, fmt.Errorf("%s: only redis:// and rediss:// URLs without query options are supported (use the --redis-* flags)", redactURL(rf.addrs))
+		}
 		u, err := goredis.ParseURL(rf.addrs)
 		if err != nil {
 			// url.Error quotes the URL, password included.
@@ -94,6 +99,9 @@ func (rf *redisFlags) open(log *slog.Logger) (*redisTier, error) {
 		}
 	}
 	uo.IsClusterMode = rf.cluster
+	if uo.DB != 0 && (rf.cluster || len(uo.Addrs) > 1) {
+		return nil, fmt.Errorf("%s: a Redis Cluster has no database %d", redactURL(rf.addrs), uo.DB)
+	}
 	client := goredis.NewUniversalClient(ckredis.ClientDefaults(&uo))
 	tier, err := ckredis.NewByteTier(ckredis.ByteTierOptions{
 		Client:      client,

@@ -211,3 +211,17 @@ func TestServeRedisPasswordNotLogged(t *testing.T) {
 		t.Errorf("an unparsable URL: exit %d, logs:\n%s", code, logs.String())
 	}
 }
+
+// --redis URLs whose parts the tier would drop are refused at start.
+func TestServeRedisURLRefused(t *testing.T) {
+	for _, u := range []string{"unix:///tmp/redis.sock", "redis://127.0.0.1:1/0?dial_timeout=1s", "redis://127.0.0.1:1/3"} {
+		args := []string{"--addr", "127.0.0.1:0", "--redis", u}
+		if strings.HasSuffix(u, "/3") {
+			args = append(args, "--redis-cluster")
+		}
+		var logs syncBuffer
+		if code := serveContext(context.Background(), args, func(string) (string, bool) { return "", false }, &logs); code != 1 {
+			t.Errorf("--redis %s: exit %d; want 1\n%s", u, code, logs.String())
+		}
+	}
+}
