@@ -265,6 +265,9 @@ func (c *Cache[V]) read(ctx context.Context, rkey string) (entry, time.Duration,
 		c.st.l2Incompatible.Add(1)
 		c.logs.log(c.log, "incompatible", "redis: unreadable key", "key", rkey, "err", err)
 		return entry{}, 0, l2Unavailable, start
+	case err != nil && ctx.Err() != nil:
+		// The caller gave up: no failure of Redis (nor of the breaker's).
+		return entry{}, 0, l2Unavailable, start
 	case err != nil:
 		c.st.l2Errors.Add(1)
 		c.logs.log(c.log, "read", "redis: read failed", "key", rkey, "err", err)
@@ -290,7 +293,15 @@ type probed struct {
 	born  time.Time
 }
 
-type probedKey struct{}
+// probedKey is the context key of a probe's result: it names the cache and
+// the key, because the load's context carries its starter's values, and
+// inside a loader that reads a cache (this one or another, by GetMany or a
+// background reload, which do not probe) a bare key would hand the outer
+// key's result to the inner load, which would then skip Redis.
+type probedKey struct {
+	c   *core
+	key string
+}
 
 // prober is L1's Prober: it reads Redis on the goroutine of the caller
 // that missed L1, so that an L2 hit costs no goroutine hand-off.
@@ -319,7 +330,7 @@ func (p prober[V]) Probe(ctx context.Context, key string) (context.Context, V, t
 		return nil, v, ttl, true
 	}
 	var zero V
-	return context.WithValue(ctx, probedKey{}, &probed{e: e, found: found, born: born}), zero, 0, false
+	return context.WithValue(ctx, probedKey{&c.core, key}, &probed{e: e, found: found, born: born}), zero, 0, false
 }
 
 // capTTL returns the shorter of ttl (negative: none) and d.
@@ -359,7 +370,7 @@ func (c *Cache[V]) load(ctx context.Context, key string) (V, error) {
 		loading.LimitTTL(ctx, c.degradedTTL)
 	}
 	rkey := c.prefix + key
-	p, _ := ctx.Value(probedKey{}).(*probed)
+	p, _ := ctx.Value(probedKey{&c.core, key}).(*probed)
 	if p == nil {
 		// A background reload, or a probe whose caller gave up.
 		p = &probed{}

@@ -303,3 +303,54 @@ func TestRefreshReadsRedis(t *testing.T) {
 		}
 	})
 }
+
+// A loader of one cache that reads another (here by GetMany, which does
+// not probe) gets the other's value from Redis: the probe of the outer key,
+// carried in the load's context, is not taken for the inner key's.
+func TestNestedReadThroughAnotherCache(t *testing.T) {
+	s := standalone(t)
+	cl, _ := backend{addrs: []string{s.Addr()}}.client(t)
+	srcB := newSource()
+	srcB.set("x", "fromSource")
+	pb := testPrefix(t) + "b:"
+	b := newTier(t, cl, srcB, func(o *Options[string]) { o.Prefix = pb })
+	other := newTier(t, cl, newSource(), func(o *Options[string]) { o.Prefix = pb })
+	if err := other.Set(context.Background(), "x", "fromRedis"); err != nil {
+		t.Fatal(err)
+	}
+	var inner string
+	a := newTier(t, cl, loading.LoaderFunc[string, string](func(ctx context.Context, k string) (string, error) {
+		m, err := b.GetMany(ctx, []string{"x"})
+		inner = m["x"]
+		return "a:" + m["x"], err
+	}), func(o *Options[string]) { o.Prefix = testPrefix(t) + "a:" })
+	if v, err := a.Get(context.Background(), "k"); err != nil || v != "a:fromRedis" {
+		t.Fatalf("Get = %q, %v", v, err)
+	}
+	if st := b.Stats(); inner != "fromRedis" || st.L2Hits != 1 || srcB.count("x") != 0 {
+		t.Fatalf("the inner read got %q (L2 hits %d, source calls %d); want Redis's value", inner, st.L2Hits, srcB.count("x"))
+	}
+}
+
+// A caller that gives up while its Redis read is pending is no Redis
+// failure: not counted in L2Errors (the load goes on without it).
+func TestCallerGivingUpIsNoRedisError(t *testing.T) {
+	s := private(t)
+	cl, _ := backend{addrs: []string{s.Addr()}}.client(t)
+	src := newSource()
+	src.set("x", "v")
+	c := newTier(t, cl, src, nil)
+	waitSubscribed(t, c)
+	if err := cl.Do(context.Background(), "client", "pause", "300", "all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := c.Get(ctx, "x"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Get = %v; want the caller's deadline", err)
+	}
+	eventually(t, 10*time.Second, "the load goes on and ends", func() bool { return c.Stats().Loads == 1 })
+	if st := c.Stats(); st.L2Errors != 0 {
+		t.Fatalf("L2Errors = %d; the caller's own deadline is no Redis failure", st.L2Errors)
+	}
+}
