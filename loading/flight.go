@@ -267,11 +267,10 @@ func (c *Cache[K, V]) countLoad(start, now int64, failed bool) {
 // the outcome to f's waiters. Storing before waking them means that a
 // waiter's next Get finds the result.
 //
-// Storing runs user code (the Weigher), often
-// on a load goroutine that no caller owns: if it panics or calls
-// runtime.Goexit, nothing is stored, and the waiters get a *PanicError
-// instead of the outcome (a panic would otherwise end the program, and
-// the shard would stay locked).
+// Storing runs user code (the Weigher), often on a load goroutine that no
+// caller owns: if it panics or calls runtime.Goexit, nothing is stored,
+// and the waiters get a *PanicError instead of the outcome (a panic would
+// otherwise end the program, and the shard would stay locked).
 func (c *Cache[K, V]) finish(f *flight[K, V], o outcome[V], now int64) {
 	f.over.Store(true)
 	sh := f.sh
@@ -287,6 +286,13 @@ func (c *Cache[K, V]) finish(f *flight[K, V], o outcome[V], now int64) {
 			o = outcome[V]{kind: abandoned, err: pe}
 		}
 	}
+	c.deliver(f, o, stored)
+}
+
+// deliver ends finish: it unlocks f's shard, which the caller holds with f
+// out of the table, and hands o to f's waiters. stored is the record
+// finish stored, if any.
+func (c *Cache[K, V]) deliver(f *flight[K, V], o outcome[V], stored *record[V]) {
 	// Whatever record the key has now may have had its reload claimed
 	// by a reader that found this flight running: let the next reader
 	// claim it again. (A record just stored is new: nobody claimed it.)
@@ -296,7 +302,7 @@ func (c *Cache[K, V]) finish(f *flight[K, V], o outcome[V], now int64) {
 		}
 	}
 	done := f.done // no waiter can come any more: f is out of the table
-	sh.mu.Unlock()
+	f.sh.mu.Unlock()
 	f.value, f.err = o.value, o.err
 	if done != nil {
 		close(done)
@@ -319,16 +325,7 @@ func (c *Cache[K, V]) storeSafely(f *flight[K, V], o outcome[V], now int64) (r *
 		if v != nil {
 			return // finish goes on with pe
 		}
-		if cur, ok := c.core.Peek(f.key); ok {
-			cur.refreshing.Store(false)
-		}
-		done := f.done
-		f.sh.mu.Unlock()
-		var zero V
-		f.value, f.err = zero, pe
-		if done != nil {
-			close(done)
-		}
+		c.deliver(f, outcome[V]{kind: abandoned, err: pe}, nil)
 	}()
 	r = c.store(f, o, now)
 	returned = true
