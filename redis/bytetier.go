@@ -312,7 +312,7 @@ func (t *ByteTier) Set(ctx context.Context, key, value []byte, ttl time.Duration
 	}
 	var exp int64
 	if ttl > 0 {
-		exp = time.Now().Add(ttl).UnixMilli()
+		exp = expiresAt(ttl)
 	}
 	env := newEnvelope(kindValue, mrand.Uint64(), t.fp, exp, len(value))
 	env = append(env, value...)

@@ -192,11 +192,23 @@ func (c *Cache[V]) Delete(ctx context.Context, key string) error {
 	mu.Lock()
 	defer mu.Unlock()
 	c.l1.Delete(key)
-	return c.writeAndPublish(ctx, key, newEnvelope(kindTomb, mrand.Uint64(), 0, expiresAt(c.tombstoneTTL), 0))
+	env := newEnvelope(kindTomb, mrand.Uint64(), 0, expiresAt(c.tombstoneTTL), 0)
+	_, err := c.core.writeAndPublish(ctx, key, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {
+		// A relative expiry: the tombstone must outlive the loads it
+		// stops by TombstoneTTL of the server's time, whatever this
+		// machine's clock says (a PXAT from a clock running behind the
+		// server's by more than TombstoneTTL would delete the key at once).
+		return p.Do(ctx, "set", c.prefix+key, env, "px", c.tombstoneTTL.Milliseconds())
+	})
+	return err
 }
 
+// wallClock is the time source of the expiry times written to Redis (a
+// variable so that tests can skew it).
+var wallClock = time.Now
+
 // expiresAt returns the Unix millisecond time ttl from now.
-func expiresAt(ttl time.Duration) int64 { return time.Now().Add(ttl).UnixMilli() }
+func expiresAt(ttl time.Duration) int64 { return wallClock().Add(ttl).UnixMilli() }
 
 // writeAndPublish writes env to key's Redis entry (to expire at the time
 // the envelope holds) and publishes key's invalidation, in one round trip.

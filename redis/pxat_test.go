@@ -65,3 +65,32 @@ func TestLateWriteKeepsTombstone(t *testing.T) {
 		}
 	})
 }
+
+// A Delete's tombstone lasts TombstoneTTL by the server's clock, whatever
+// the deleting machine's clock says: here it runs two TombstoneTTLs
+// behind, and an absolute expiry taken from it would have been in the
+// server's past (Redis would have deleted the tombstone at once).
+func TestTombstoneOutlivesSkewedClock(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		client, _ := b.client(t)
+		c := newTier(t, client, newSource(), nil)
+		ctx := context.Background()
+		skew := 2 * DefaultTombstoneTTL
+		wallClock = func() time.Time { return time.Now().Add(-skew) }
+		defer func() { wallClock = time.Now }()
+		if err := c.Delete(ctx, "k"); err != nil {
+			t.Fatal(err)
+		}
+		raw, ok := rawGet(t, client, c.prefix+"k")
+		if !ok || parseEntry(raw).kind != kindTomb {
+			t.Fatalf("no tombstone after Delete with a clock %v behind: %q", skew, raw)
+		}
+		ttl, err := client.PTTL(ctx, c.prefix+"k").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ttl <= DefaultTombstoneTTL-time.Second || ttl > DefaultTombstoneTTL {
+			t.Fatalf("tombstone expires in %v, want about %v", ttl, DefaultTombstoneTTL)
+		}
+	})
+}
