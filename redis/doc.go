@@ -41,6 +41,10 @@
 // load writes its result to Redis only if the key has not changed since the
 // load read it (a compare-and-set in a Lua script): a load that raced a Set
 // or Delete, here or in another instance, never puts an old value back.
+// A tombstone lasts TombstoneTTL of the server's time; a value expires at
+// the absolute time its writer's clock gave it (every instance then sees
+// the same remaining TTL), so the instances' clocks should agree to well
+// within TTL.
 //
 // If the subscription is lost, invalidations may be missed: L1's lifetimes
 // are cut to Options.DegradedTTL (L1 is flushed DegradedTTL after the loss
