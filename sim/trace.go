@@ -81,7 +81,12 @@ func (r *Reader) Next() (key uint64, ok bool) {
 			r.cur = nil
 			continue
 		}
-		line := bytes.TrimSpace(r.cur.Bytes())
+		raw := r.cur.Bytes()
+		if len(raw) > maxLine {
+			r.fail(bufio.ErrTooLong)
+			continue
+		}
+		line := bytes.TrimSpace(raw)
 		if len(line) == 0 {
 			continue
 		}
@@ -96,7 +101,13 @@ func (r *Reader) start(src source) {
 	r.name = src.name
 	br := bufio.NewReaderSize(src.r, 64<<10)
 	var in io.Reader = br
-	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+	magic, err := br.Peek(2)
+	if err != nil && err != io.EOF {
+		// Peek hands the read error out once and forgets it.
+		r.fail(err)
+		return
+	}
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		if r.gz == nil {
 			r.gz = new(gzip.Reader)
 		}
@@ -108,7 +119,9 @@ func (r *Reader) start(src source) {
 	}
 	trap := &readErr{r: in}
 	r.cur = bufio.NewScanner(trap)
-	r.cur.Buffer(make([]byte, 64<<10), maxLine)
+	// Room for the line, its "\r\n", and the byte past them that tells
+	// the Scanner the line has ended; Next enforces maxLine itself.
+	r.cur.Buffer(make([]byte, 64<<10), maxLine+len("\r\n")+1)
 	r.cur.Split(func(data []byte, atEOF bool) (int, []byte, error) {
 		// A Scanner takes a read error for the end of its input, and
 		// would return the line it was reading as the last one: a key

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -94,6 +95,9 @@ func ParseSpec(spec string) (name string, param float64, err error) {
 	param = math.NaN()
 	if hasArg {
 		param, err = strconv.ParseFloat(arg, 64)
+		if errors.Is(err, strconv.ErrRange) && math.IsInf(param, 0) {
+			err = nil // too large for a float: ±Inf, which each policy judges
+		}
 		if err != nil || math.IsNaN(param) {
 			// NaN stands for "no parameter": never one given.
 			return "", 0, fmt.Errorf("policy %q: parameter %q is not a number", spec, arg)

@@ -62,7 +62,7 @@ func (p *Sieve) Access(n *node.Node) { n.Flags |= sieveVisited }
 // Remove implements Policy.
 func (p *Sieve) Remove(n *node.Node) {
 	if p.hand == n {
-		p.hand = n.Next()
+		p.hand = p.next(n) // never onto the entry being inserted
 	}
 	if p.fresh == n {
 		p.fresh = nil
