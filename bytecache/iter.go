@@ -23,12 +23,16 @@ const iterBatch = 64 << 10
 // without any lock held, so yield may use the cache. It is not a snapshot:
 // an entry present for the whole iteration is seen once, but an entry set,
 // deleted or evicted meanwhile may or may not be seen, and a key set again
-// meanwhile may be seen twice (old and new value).
+// meanwhile may be seen once (old or new value), twice (both), or, if it
+// was set again before the iteration reached it, not at all: each shard's
+// walk stops at the entries that were there when the walk reached the
+// shard, so the iteration ends even if yield sets every entry it sees
+// again.
 func (c *Cache) All() iter.Seq[Entry] {
 	return func(yield func(Entry) bool) {
 		var buf []byte
 		now := c.nowNano()
-		c.walk(iterBatch, now, &buf, func(b []byte, _ int) bool {
+		c.walk(iterBatch, 0, now, &buf, func(b []byte, _ int) bool {
 			for len(b) > 0 {
 				h, _ := decodeHeader(b)
 				e := Entry{
@@ -51,16 +55,24 @@ func (c *Cache) All() iter.Seq[Entry] {
 // walk collects the live entries unexpired at now in batches of about
 // batch bytes, shard by shard, and calls fn with each batch (raw entries)
 // and its number of entries, without a lock held. It stops when fn returns
-// false.
-func (c *Cache) walk(batch int, now int64, buf *[]byte, fn func(b []byte, n int) bool) {
+// false. In each shard it goes on past the entries there when it began by
+// at most beyond bytes of entries written meanwhile.
+func (c *Cache) walk(batch int, beyond uint64, now int64, buf *[]byte, fn func(b []byte, n int) bool) {
 	for i := range c.shards {
 		sh := &c.shards[i]
-		var pos uint64
+		var pos, end uint64
 		var scratch []byte
-		for done := false; !done; {
+		for done, first := false, true; !done; first = false {
 			var n int
 			sh.mu.RLock()
-			*buf, n, pos, done = sh.st.collect((*buf)[:0], pos, batch, now, &scratch)
+			if first {
+				// Entries written meanwhile (fn itself may Set) are
+				// appended at the head: chasing it without a bound would
+				// let a busy writer, or an fn that sets every entry it
+				// sees again, keep the walk going for ever.
+				end = sh.st.head + beyond
+			}
+			*buf, n, pos, done = sh.st.collect((*buf)[:0], pos, end, batch, now, &scratch)
 			sh.mu.RUnlock()
 			if n > 0 && !fn(*buf, n) {
 				return

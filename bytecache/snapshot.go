@@ -51,7 +51,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // entries at a time under a shard's lock and writes without a lock held,
 // so the cache stays usable meanwhile; like All it is not an atomic
 // snapshot (an entry set or removed during SaveTo may or may not be in it,
-// a key set again may be in it twice, the later value last).
+// a key set again may be in it twice, the later value last). SaveTo ends
+// however fast the cache is written meanwhile: in each shard it follows
+// the entries written during its walk for at most one shard's ring of
+// bytes, so a snapshot is at most about twice Options.MaxBytes.
 //
 // SaveTo returns the first error from w, or ErrClosed after Close.
 func (c *Cache) SaveTo(w io.Writer) error {
@@ -71,13 +74,23 @@ func (c *Cache) SaveTo(w io.Writer) error {
 		total uint32
 		werr  error
 	)
-	c.walk(saveBatch, c.nowNano(), &buf, func(b []byte, n int) bool {
+	// Each shard's walk follows the entries written during it for up to
+	// one ring's worth of bytes: a key set again before the walk reached
+	// its old copy is saved (its new copy), and yet a writer faster than
+	// w cannot keep SaveTo going, nor make the snapshot much more than
+	// twice the budget.
+	c.walk(saveBatch, uint64(c.cf.ringSize), c.nowNano(), &buf, func(b []byte, n int) bool {
 		total += uint32(n)
 		werr = writeBlock(w, b, uint32(n))
 		return werr == nil
 	})
 	if werr != nil {
 		return werr
+	}
+	if c.closed.Load() {
+		// Close emptied the shards not yet walked: the snapshot lacks
+		// them, and must not pass for a whole one.
+		return ErrClosed
 	}
 	return writeBlock(w, nil, total)
 }
@@ -261,11 +274,19 @@ func (c *Cache) loadBlock(stores []store, b []byte, now *lazyNow) (int, error) {
 		value := b[h.hdrLen+h.keyLen : h.size()]
 		b = b[h.size():]
 		n++
-		if h.expired(now.get()) || h.keyLen > c.cf.maxKey || h.valLen > c.cf.maxValue ||
-			h.size() > int(c.cf.ringSize) {
+		hv := c.hash.sum(key)
+		if h.expired(now.get()) {
+			// A later copy of a key (set again during SaveTo) that has
+			// expired: the earlier copy, if loaded, is older still.
+			st := &stores[hv>>c.shift]
+			if slot, _, hd, _ := st.lookup(key, uint32(hv)); slot >= 0 {
+				st.drop(slot, &hd)
+			}
 			continue
 		}
-		hv := c.hash.sum(key)
+		if h.keyLen > c.cf.maxKey || h.valLen > c.cf.maxValue || h.size() > int(c.cf.ringSize) {
+			continue
+		}
 		stores[hv>>c.shift].set(key, value, uint32(hv), h.exp, h.hasExp, now)
 	}
 	return n, nil

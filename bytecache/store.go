@@ -597,19 +597,20 @@ func (s *store) sweep(now int64) {
 
 // collect appends to buf, in ring order, the raw bytes of the live,
 // unexpired entries starting at absolute position from (or the tail, if
-// from is older), until buf holds at least limit bytes or the head is
-// reached. It returns the buffer, the number of entries appended and the
-// position to continue from; done reports that the head was reached.
+// from is older), until buf holds at least limit bytes or the head (or
+// end, if earlier) is reached. It returns the buffer, the number of
+// entries appended and the position to continue from; done reports that
+// the head or end was reached.
 //
 // collect only reads the store (a read lock suffices); scratch is the
 // caller's buffer for keys that straddle chunks.
-func (s *store) collect(buf []byte, from uint64, limit int, now int64, scratch *[]byte) (_ []byte, n int, next uint64, done bool) {
+func (s *store) collect(buf []byte, from, end uint64, limit int, now int64, scratch *[]byte) (_ []byte, n int, next uint64, done bool) {
 	if from < s.tail || from > s.head {
 		from = s.tail
 	}
 	off := s.advance(s.tailOff, int(from-s.tail))
 	pos := from
-	for pos < s.head && len(buf) < limit {
+	for pos < s.head && pos < end && len(buf) < limit {
 		h := s.header(off)
 		size := h.size()
 		if !h.expired(now) && s.findOff(s.keyTag(off, &h, scratch), off) >= 0 {
@@ -619,5 +620,5 @@ func (s *store) collect(buf []byte, from uint64, limit int, now int64, scratch *
 		pos += uint64(size)
 		off = s.advance(off, size)
 	}
-	return buf, n, pos, pos == s.head
+	return buf, n, pos, pos >= min(s.head, end)
 }
