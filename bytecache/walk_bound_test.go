@@ -116,7 +116,6 @@ func TestSaveToFileRacingClose(t *testing.T) {
 	}
 }
 
-
 // A key set again during SaveTo before the walk reached its old copy is
 // saved with its new value: the walk follows the entries written during
 // it (up to a ring's worth), so hot keys are not left out of snapshots
