@@ -108,7 +108,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 			continue
 		}
 		f := c.newFlight(k, sh, prev, true)
-		sh.flights[k] = f
+		sh.register(f)
 		sh.mu.Unlock()
 		owned = append(owned, f)
 		waits = append(waits, f)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"hash/maphash"
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"runtime/debug"
@@ -60,6 +61,17 @@ type shard[K comparable, V any] struct {
 	mu      sync.Mutex
 	flights map[K]*flight[K, V] // guarded by mu
 	_       [48]byte
+}
+
+// register enters f in the table of flights, where later loads of its key
+// join it. A key not equal to itself (a floating-point NaN, or a struct,
+// array or interface holding one) is not entered: no lookup could find
+// it, nor take it out again, so each would stay for good. Such a key is
+// loaded by each caller on its own. The caller holds sh.mu.
+func (sh *shard[K, V]) register(f *flight[K, V]) {
+	if f.key == f.key {
+		sh.flights[f.key] = f
+	}
 }
 
 // New returns a cache configured by opts, or an error wrapping
@@ -252,7 +264,7 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 		return zero, err
 	}
 	f := c.newFlight(key, sh, prev, c.probe == nil)
-	sh.flights[key] = f
+	sh.register(f)
 	sh.mu.Unlock()
 	if c.probe != nil {
 		next, v, ttl, found := c.runProbe(ctx, f)
@@ -346,7 +358,7 @@ func (c *Cache[K, V]) refreshFlight(key K, r *record[V]) *flight[K, V] {
 		return nil
 	}
 	f := c.newFlight(key, sh, r, false)
-	sh.flights[key] = f
+	sh.register(f)
 	return f
 }
 
@@ -473,7 +485,9 @@ func (c *Cache[K, V]) valueRecord(value V, now int64, gen uint64) *record[V] {
 func (c *Cache[K, V]) put(key K, r *record[V], now int64) *record[V] {
 	var ttl time.Duration
 	if end := r.hardEnd(); end != never {
-		ttl = max(time.Duration(end-now)+c.margin, 1)
+		if d := time.Duration(end - now); d <= math.MaxInt64-c.margin {
+			ttl = max(d+c.margin, 1)
+		} // else: beyond any Duration, which for the core is never
 	}
 	if !c.core.SetWithTTL(key, r, ttl) {
 		c.core.Delete(key)

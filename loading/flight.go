@@ -361,10 +361,13 @@ func (c *Cache[K, V]) store(f *flight[K, V], o outcome[V], now int64) *record[V]
 		r := &record[V]{err: o.err, loadGen: f.gen, retryAt: end, nextLoad: end}
 		return c.put(f.key, r, now)
 	case failed:
-		if c.errorTTL < 0 {
-			return nil
+		// Without error caching (ErrorTTL < 0) the failure is kept only
+		// with a previous value, for the stale error to carry, and holds
+		// no reload back.
+		end := now
+		if c.errorTTL >= 0 {
+			end = lifetime(now, c.errorTTL, c.factor())
 		}
-		end := lifetime(now, c.errorTTL, c.factor())
 		r := &record[V]{err: o.err, loadGen: f.gen, retryAt: end, nextLoad: end}
 		if p := f.prev; p != nil && p.hasValue && now < p.staleUntil && c.current(f.key, p) {
 			// Keep the previous value for stale-if-error (and, if it is
@@ -372,6 +375,8 @@ func (c *Cache[K, V]) store(f *flight[K, V], o outcome[V], now int64) *record[V]
 			r.value, r.hasValue, r.gen, r.loadedAt = p.value, true, p.gen, p.loadedAt
 			r.freshUntil, r.staleUntil = p.freshUntil, p.staleUntil
 			r.staleErr = fmt.Errorf("%w (reload failed: %w)", ErrStale, o.err)
+		} else if c.errorTTL < 0 {
+			return nil
 		}
 		return c.put(f.key, r, now)
 	}
