@@ -31,9 +31,10 @@
 // checked before anything is stored: one bad message stores nothing.
 //
 // Every error is a JSON object {"error": "...", "status": N}: 400 for a bad
-// key, TTL or body (malformed or trailing JSON, a message without id or
-// entry, an unknown field), 404 for an unknown path or a missing entry, 405
-// (with an Allow header) for a method a path does not support, 413 for a
+// key, TTL or body (malformed or trailing JSON, a body that is not UTF-8, a
+// message without id or entry, an unknown field), 404 for an unknown path
+// or a missing entry, 405 (with an Allow header) for a method a path does
+// not support, 408 for a body not received within ReadTimeout, 413 for a
 // value over MaxValueBytes or a POST body over MaxBodyBytes, 415 for a POST
 // that is not application/json, 503 while shutting down or for a DELETE
 // whose second-tier delete failed (see Tier). A 500 only means a

@@ -4,12 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 const entriesPrefix = "/v1/entries/"
@@ -56,6 +58,8 @@ var (
 	errClosed         = newAPIError(http.StatusServiceUnavailable, "the server is shutting down")
 	errInternal       = newAPIError(http.StatusInternalServerError, "internal error (logged)")
 	errCorrupt        = newAPIError(http.StatusInternalServerError, "the stored value is not in the server's format")
+	errNotUTF8        = newAPIError(http.StatusBadRequest, "malformed JSON: the body is not UTF-8")
+	errReadTimeout    = newAPIError(http.StatusRequestTimeout, "timed out reading the request body")
 	errTierDelete     = newAPIError(http.StatusServiceUnavailable, "deleted from this instance, but the second tier failed: the key may be served again from it; retry")
 )
 
@@ -157,16 +161,16 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, rt *route) int
 		return s.notAllowed(w, r.Method, "GET, HEAD")
 	case "/healthz":
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			*rt = routeHealth
 			w.Header()["Content-Type"] = ctJSON
 			io.WriteString(w, `{"status":"ok"}`+"\n")
-			*rt = routeHealth
 			return http.StatusOK
 		}
 		return s.notAllowed(w, r.Method, "GET, HEAD")
 	case "/metrics":
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
-			s.writeMetrics(w)
 			*rt = routeMetrics
+			s.writeMetrics(w)
 			return http.StatusOK
 		}
 		return s.notAllowed(w, r.Method, "GET, HEAD")
@@ -314,6 +318,9 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 		return s.bodyError(w, err, errBodyTooLarge)
 	}
 	body := b.val
+	if !utf8.Valid(body) {
+		return s.fail(w, errNotUTF8)
+	}
 	if !json.Valid(body) {
 		var v json.RawMessage
 		msg := "malformed JSON"
@@ -322,8 +329,8 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 		}
 		return s.fail(w, newAPIError(http.StatusBadRequest, msg))
 	}
-	// Check every message, collecting them, then store them all.
-	b.msgs = b.msgs[:0]
+	// Check every message, then walk the body again to store them: no
+	// copy of the messages is kept (it would cost several times the body).
 	err = parseMessages(body, func(id, entry []byte) error {
 		if e := checkKey(id, s.o.MaxKeyBytes); e != nil {
 			return e
@@ -331,7 +338,6 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 		if len(entry) > s.o.MaxValueBytes {
 			return errValueTooLarge
 		}
-		b.msgs = append(b.msgs, message{id: id, entry: entry})
 		return nil
 	})
 	if err != nil {
@@ -342,14 +348,18 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 		return s.fail(w, newAPIError(http.StatusBadRequest, err.Error()))
 	}
 	stored := 0
-	for _, m := range b.msgs {
-		b.tmp = append(append(b.tmp[:0], kindJSON), m.entry...)
-		if err := s.write(r.Context(), m.id, b.tmp, ttl); err != nil {
-			// Not bad input (it was all checked): the store is closing.
-			s.counters.entriesStored.Add(uint64(stored))
-			return s.fail(w, s.storeError(err))
+	var werr error
+	parseMessages(body, func(id, entry []byte) error {
+		b.tmp = append(append(b.tmp[:0], kindJSON), entry...)
+		if werr = s.write(r.Context(), id, b.tmp, ttl); werr != nil {
+			return werr // not bad input (it was all checked): the store is closing
 		}
 		stored++
+		return nil
+	})
+	if werr != nil {
+		s.counters.entriesStored.Add(uint64(stored))
+		return s.fail(w, s.storeError(werr))
 	}
 	s.counters.entriesStored.Add(uint64(stored))
 	w.Header()["Content-Type"] = ctJSON
@@ -379,6 +389,10 @@ func (s *Server) bodyError(w http.ResponseWriter, err error, tooLarge *apiError)
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return s.fail(w, tooLarge)
+	}
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		w.Header().Set("Connection", "close")
+		return s.fail(w, errReadTimeout)
 	}
 	return s.fail(w, newAPIError(http.StatusBadRequest, "reading the body: "+err.Error()))
 }
@@ -416,7 +430,7 @@ func readBody(body io.Reader, dst []byte, limit int, contentLength int64) ([]byt
 // query parameter (the header wins), else the default.
 func (s *Server) requestTTL(r *http.Request) (time.Duration, *apiError) {
 	var v string
-	if hv := r.Header[ttlHeader]; len(hv) > 0 {
+	if hv := r.Header[ttlHeader]; len(hv) > 0 && hv[0] != "" {
 		v = hv[0]
 	} else if r.URL.RawQuery != "" {
 		var ok bool
@@ -441,7 +455,14 @@ func (s *Server) requestTTL(r *http.Request) (time.Duration, *apiError) {
 
 // parseTTL parses whole seconds ("600") or a Go duration ("10m").
 func parseTTL(v string) (time.Duration, bool) {
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		if n > 0 {
+			return DefaultMaxTTL + time.Second, true
+		}
+		return 0, true
+	}
+	if err == nil {
 		switch {
 		case n > int64(DefaultMaxTTL/time.Second):
 			return DefaultMaxTTL + time.Second, true // too long, reported as such
@@ -451,7 +472,41 @@ func parseTTL(v string) (time.Duration, bool) {
 		return time.Duration(n) * time.Second, true
 	}
 	d, err := time.ParseDuration(v)
+	if err != nil && durationOverflows(v) {
+		return DefaultMaxTTL + time.Second, true
+	}
 	return d, err == nil
+}
+
+// durationUnits are time.ParseDuration's units, in seconds.
+var durationUnits = map[string]float64{"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
+
+// durationOverflows reports whether v, which time.ParseDuration refused, is
+// a positive duration in its syntax that is merely too long for it.
+func durationOverflows(v string) bool {
+	s := strings.TrimPrefix(v, "+")
+	total := 0.0
+	for s != "" {
+		i := 0
+		for i < len(s) && (s[i] == '.' || s[i] >= '0' && s[i] <= '9') {
+			i++
+		}
+		f, err := strconv.ParseFloat(s[:i], 64)
+		if i == 0 || err != nil {
+			return false
+		}
+		j := i
+		for j < len(s) && s[j] != '.' && (s[j] < '0' || s[j] > '9') {
+			j++
+		}
+		u, ok := durationUnits[s[i:j]]
+		if !ok {
+			return false
+		}
+		total += f * u
+		s = s[j:]
+	}
+	return total*1e9 >= float64(1<<63)
 }
 
 // queryValue returns the first value of parameter name in a raw query, and

@@ -46,7 +46,10 @@ type Options struct {
 	// MaxBodyBytes is the largest POST /v1/entries body (larger is a
 	// 413). Default 8 MiB.
 	MaxBodyBytes int64
-	// MaxHeaderBytes bounds the request line and headers. Default 64 KiB.
+	// MaxHeaderBytes bounds the request line and headers. It must hold a
+	// request line with a key of MaxKeyBytes percent-encoded (3 ×
+	// MaxKeyBytes + 4 KiB), so that every key a POST may store can be read
+	// and deleted. Default 64 KiB, or that minimum if larger.
 	MaxHeaderBytes int
 	// ReadHeaderTimeout bounds reading a request's headers, ReadTimeout
 	// the whole request, WriteTimeout the response and IdleTimeout the
@@ -131,8 +134,13 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxBodyBytes < 0 {
 		return bad("max-body-bytes must be positive")
 	}
+	// A key of MaxKeyBytes, percent-encoded, must fit in the request line.
+	minHeader := 3*o.MaxKeyBytes + 4<<10
 	if o.MaxHeaderBytes == 0 {
-		o.MaxHeaderBytes = 64 << 10
+		o.MaxHeaderBytes = max(64<<10, minHeader)
+	}
+	if o.MaxHeaderBytes > 0 && o.MaxHeaderBytes < minHeader {
+		return bad("max-header-bytes %d cannot hold a request line with a key of max-key-bytes %d (percent-encoded): at least %d", o.MaxHeaderBytes, o.MaxKeyBytes, minHeader)
 	}
 	def := func(d *time.Duration, v time.Duration, name string) error {
 		if *d == 0 {
@@ -175,7 +183,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(intSizeFlag{&o.MaxKeyBytes}, "max-key-bytes", "longest key accepted (at most 65535)")
 	fs.Var(intSizeFlag{&o.MaxValueBytes}, "max-value-bytes", "largest value accepted (a PUT body or one POSTed entry)")
 	fs.Var(sizeFlag{&o.MaxBodyBytes}, "max-body-bytes", "largest POST /v1/entries body")
-	fs.Var(intSizeFlag{&o.MaxHeaderBytes}, "max-header-bytes", "largest request line and headers")
+	fs.Var(intSizeFlag{&o.MaxHeaderBytes}, "max-header-bytes", "largest request line and headers (default 64 KiB; at least 3 × max-key-bytes + 4 KiB)")
 	fs.DurationVar(&o.ReadHeaderTimeout, "read-header-timeout", o.ReadHeaderTimeout, "time allowed to read a request's headers")
 	fs.DurationVar(&o.ReadTimeout, "read-timeout", o.ReadTimeout, "time allowed to read a whole request")
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", o.WriteTimeout, "time allowed to write a response")

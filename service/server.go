@@ -41,14 +41,10 @@ type Server struct {
 
 // buffer is a request's scratch space, pooled.
 type buffer struct {
-	key  []byte
-	val  []byte
-	tmp  []byte
-	msgs []message // the messages of a POST; they alias val
+	key []byte
+	val []byte
+	tmp []byte
 }
-
-// message is one parsed message of a POST.
-type message struct{ id, entry []byte }
 
 // maxPooledBuffer is the largest buffer returned to the pool; larger ones
 // (large values, large POST bodies) are left to the garbage collector.
@@ -62,11 +58,9 @@ func (s *Server) getBuf() *buffer {
 }
 
 func (s *Server) putBuf(b *buffer) {
-	if cap(b.val) > maxPooledBuffer || cap(b.key) > maxPooledBuffer || cap(b.tmp) > maxPooledBuffer || cap(b.msgs) > 1024 {
+	if cap(b.val) > maxPooledBuffer || cap(b.key) > maxPooledBuffer || cap(b.tmp) > maxPooledBuffer {
 		return
 	}
-	clear(b.msgs) // ids with escapes were allocated apart
-	b.msgs = b.msgs[:0]
 	s.bufs.Put(b)
 }
 
