@@ -26,11 +26,15 @@ With --rate, requests are paced and the run is open-loop: each request's
 latency is measured from the moment it was due, so a stalled server is
 charged for the requests that queue behind it (no coordinated omission);
 --closed measures from the actual send instead. Without --rate the workers
-send as fast as they can (closed loop).
+send as fast as they can (closed loop). A paced run sends nothing after
+--duration (or after Ctrl-C): the requests due by then that the workers,
+all busy, had not sent are counted as errors, "not sent (generator
+behind)". A second Ctrl-C stops at once, without a report.
 
 --ryw checks read-your-writes: after each write, the key is read back on
 another connection; stale values and misses are counted (exit status 1 if
-any).
+any). With --ttl, a miss read at least the TTL after the write was sent is
+counted as expired, not as a violation.
 
 Examples:
   cachekit load --url http://127.0.0.1:8080 --rate 10000 --write-ratio 0.5 --value-size 450 --duration 1m
@@ -42,6 +46,9 @@ flags:
 func loadCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// After the first signal, the run drains (up to --timeout); a second
+	// one gets the default behaviour: it ends the process.
+	context.AfterFunc(ctx, stop)
 	return loadContext(ctx, args, stdout, stderr, isTerminal(os.Stderr))
 }
 
@@ -57,7 +64,7 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 	fs.Float64Var(&o.Rate, "rate", 0, "target requests per second (0: as fast as possible, closed loop)")
 	fs.BoolVar(&o.Closed, "closed", false, "with --rate: measure latency from the actual send (closed loop) instead of the scheduled time")
 	fs.IntVar(&o.Concurrency, "concurrency", 16, "workers, each with at most one request in flight")
-	fs.DurationVar(&o.Duration, "duration", 0, "how long to run (default 10s when --requests is not given)")
+	fs.DurationVar(&o.Duration, "duration", 0, "how long to run (default 10s when --requests is not given); with --rate, nothing is sent after it")
 	fs.Int64Var(&o.Requests, "requests", 0, "how many requests to send (0: no limit)")
 	fs.DurationVar(&o.Warmup, "warmup", 0, "leave the requests of the first part of the run out of the statistics")
 	fs.IntVar(&o.Cardinality, "cardinality", 10_000, "distinct keys (distinct URLs in --mode get with {key})")
@@ -87,6 +94,31 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 		o.URL = fs.Arg(0)
 	case fs.NArg() > 0:
 		fmt.Fprintf(stderr, "cachekit load: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	// load.Options takes a zero as "the default", but these flags state
+	// their defaults: an explicit zero (or empty prefix) is a mistake.
+	positive := map[string]bool{
+		"concurrency": o.Concurrency > 0,
+		"cardinality": o.Cardinality > 0,
+		"group":       o.Group > 0,
+		"batch":       o.Batch > 0,
+		"value-size":  o.ValueSize > 0,
+		"timeout":     o.Timeout > 0,
+		"key-prefix":  o.KeyPrefix != "",
+	}
+	var bad *flag.Flag
+	fs.Visit(func(f *flag.Flag) {
+		if ok, checked := positive[f.Name]; checked && !ok && bad == nil {
+			bad = f
+		}
+	})
+	if bad != nil {
+		what := "must be positive"
+		if bad.Name == "key-prefix" {
+			what = "must not be empty"
+		}
+		fmt.Fprintf(stderr, "cachekit load: --%s %q: %s\n", bad.Name, bad.Value.String(), what)
 		return 2
 	}
 	if *live {
@@ -124,6 +156,7 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 			return 1
 		}
 	}
+	// Expired entries (--ttl) are no violation.
 	if rep.RYW != nil && rep.RYW.Missing+rep.RYW.Mismatch > 0 {
 		fmt.Fprintf(stderr, "cachekit load: read-your-writes violated: %d reads missed and %d returned a stale value\n",
 			rep.RYW.Missing, rep.RYW.Mismatch)

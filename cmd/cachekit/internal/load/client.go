@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"syscall"
 	"time"
@@ -28,7 +30,9 @@ type request struct {
 // connection than its writes.
 type sender interface {
 	// send sends req and returns the response's status; with keep, the
-	// body is appended to dst and returned, else it is discarded.
+	// body is appended to dst and returned, else it is discarded. A kept
+	// body longer than the sender's limit (runner.keepLimit) is not read
+	// further: the request fails with errBodyTooLarge.
 	send(req *request, keep bool, dst []byte) (status int, body []byte, err error)
 	close()
 }
@@ -40,12 +44,20 @@ type sender interface {
 // client.
 func (r *runner) newSender(c *http.Client) sender {
 	if c == nil && r.scheme == "http" {
-		return &rawSender{addr: r.hostPort, host: r.host, timeout: r.o.Timeout}
+		return &rawSender{addr: r.hostPort, host: r.host, timeout: r.o.Timeout, maxKeep: r.keepLimit()}
 	}
 	if c == nil {
 		c = r.defaultClient
 	}
-	return &stdSender{client: c, origin: r.origin, timeout: r.o.Timeout}
+	return &stdSender{client: c, origin: r.origin, timeout: r.o.Timeout, maxKeep: r.keepLimit()}
+}
+
+// keepLimit is the size of the largest response body a sender keeps: the
+// read-your-writes check reads back values of Options.ValueSize bytes (a
+// few more for the smallest JSON values), so a body several times as large
+// cannot be one, and is not held in memory.
+func (r *runner) keepLimit() int {
+	return max(min(r.o.ValueSize, math.MaxInt/4)*4, 1<<20)
 }
 
 // stdSender sends through a net/http client.
@@ -53,6 +65,7 @@ type stdSender struct {
 	client  *http.Client
 	origin  string // scheme://host
 	timeout time.Duration
+	maxKeep int // the largest body kept
 	reader  bytes.Reader
 }
 
@@ -80,9 +93,16 @@ func (s *stdSender) send(req *request, keep bool, dst []byte) (int, []byte, erro
 	}
 	defer resp.Body.Close()
 	if keep {
+		if resp.ContentLength > int64(s.maxKeep) {
+			return resp.StatusCode, dst, errBodyTooLarge
+		}
+		start := len(dst)
 		buf := bytes.NewBuffer(dst)
-		_, err = io.Copy(buf, resp.Body)
+		_, err = io.Copy(buf, io.LimitReader(resp.Body, int64(s.maxKeep)+1))
 		dst = buf.Bytes()
+		if err == nil && len(dst)-start > s.maxKeep {
+			return resp.StatusCode, dst[:start], errBodyTooLarge
+		}
 	} else {
 		_, err = io.Copy(io.Discard, resp.Body)
 	}
@@ -96,19 +116,23 @@ func (s *stdSender) close() {}
 // Content-Length, Transfer-Encoding: chunked and Connection: close. A
 // broken connection is redialled for the next request; a request that
 // fails on a reused connection before any byte of the response arrived
-// (the server closed it while idle) is sent once more on a new one.
+// (the server closed it while idle) is sent once more on a new one, if its
+// timeout has not expired: the timeout bounds the whole request, dial and
+// retry included.
 type rawSender struct {
 	addr    string // host:port to dial
 	host    string // the Host header
 	timeout time.Duration
+	maxKeep int // the largest body kept
 	conn    net.Conn
 	br      *bufio.Reader
 	wbuf    []byte
 }
 
 var (
-	errBadResponse = errors.New("malformed HTTP response")
-	errHeaderLarge = errors.New("HTTP response header too large")
+	errBadResponse  = errors.New("malformed HTTP response")
+	errHeaderLarge  = errors.New("HTTP response header too large")
+	errBodyTooLarge = errors.New("HTTP response body too large to be a value written by the load generator")
 )
 
 func (s *rawSender) close() {
@@ -120,10 +144,11 @@ func (s *rawSender) close() {
 
 func (s *rawSender) send(req *request, keep bool, dst []byte) (int, []byte, error) {
 	s.wbuf = s.appendRequest(s.wbuf[:0], req)
+	deadline := time.Now().Add(s.timeout)
 	for attempt := 0; ; attempt++ {
 		reused := s.conn != nil
 		if !reused {
-			d := net.Dialer{Timeout: s.timeout, KeepAlive: 30 * time.Second}
+			d := net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}
 			c, err := d.Dial("tcp", s.addr)
 			if err != nil {
 				return 0, dst, err
@@ -135,12 +160,12 @@ func (s *rawSender) send(req *request, keep bool, dst []byte) (int, []byte, erro
 				s.br.Reset(c)
 			}
 		}
-		status, body, started, err := s.roundTrip(keep, dst)
+		status, body, started, err := s.roundTrip(deadline, keep, dst)
 		if err == nil {
 			return status, body, nil
 		}
 		s.close()
-		if !reused || started || attempt > 0 || !retryable(err) {
+		if !reused || started || attempt > 0 || !retryable(err) || !time.Now().Before(deadline) {
 			return 0, dst, err
 		}
 	}
@@ -177,12 +202,14 @@ func (s *rawSender) appendRequest(b []byte, req *request) []byte {
 	return append(b, req.body...)
 }
 
-// roundTrip writes s.wbuf and reads the response; started reports whether
-// any byte of the response arrived.
-func (s *rawSender) roundTrip(keep bool, dst []byte) (status int, body []byte, started bool, err error) {
-	if err := s.conn.SetDeadline(time.Now().Add(s.timeout)); err != nil {
+// roundTrip writes s.wbuf and reads the response by deadline; started
+// reports whether any byte of the response arrived. With keep, the body is
+// appended to dst, up to s.maxKeep bytes.
+func (s *rawSender) roundTrip(deadline time.Time, keep bool, dst []byte) (status int, body []byte, started bool, err error) {
+	if err := s.conn.SetDeadline(deadline); err != nil {
 		return 0, dst, false, err
 	}
+	limit := len(dst) + s.maxKeep // the longest dst may grow
 	if _, err := s.conn.Write(s.wbuf); err != nil {
 		return 0, dst, false, err
 	}
@@ -239,12 +266,12 @@ func (s *rawSender) roundTrip(keep bool, dst []byte) (status int, body []byte, s
 		switch {
 		case status == 204 || status == 304:
 		case chunked:
-			dst, err = s.readChunked(keep, dst)
+			dst, err = s.readChunked(keep, dst, limit)
 		case length >= 0:
-			dst, err = s.readN(length, keep, dst)
+			dst, err = s.readN(length, keep, dst, limit)
 		default: // the body lasts until the connection closes
 			closeConn = true
-			dst, err = s.readToEOF(keep, dst)
+			dst, err = s.readToEOF(keep, dst, limit)
 		}
 		if err != nil {
 			return 0, dst, true, err
@@ -264,28 +291,43 @@ func (s *rawSender) readLine() ([]byte, error) {
 	return line, err
 }
 
-func (s *rawSender) readN(n int64, keep bool, dst []byte) ([]byte, error) {
+// readN reads n bytes of body; with keep, it appends them to dst, unless
+// dst would grow beyond limit bytes (errBodyTooLarge).
+func (s *rawSender) readN(n int64, keep bool, dst []byte, limit int) ([]byte, error) {
 	if !keep {
-		_, err := s.br.Discard(int(n))
+		_, err := io.CopyN(io.Discard, s.br, n)
 		return dst, unexpected(err)
 	}
+	if n > int64(limit-len(dst)) {
+		return dst, errBodyTooLarge
+	}
 	start := len(dst)
-	dst = append(dst, make([]byte, n)...)
+	dst = slices.Grow(dst, int(n))[:start+int(n)]
 	_, err := io.ReadFull(s.br, dst[start:])
 	return dst, unexpected(err)
 }
 
-func (s *rawSender) readToEOF(keep bool, dst []byte) ([]byte, error) {
+// readToEOF reads the body until the connection closes; with keep, it
+// appends it to dst, unless dst would grow beyond limit bytes
+// (errBodyTooLarge).
+func (s *rawSender) readToEOF(keep bool, dst []byte, limit int) ([]byte, error) {
 	if !keep {
 		_, err := io.Copy(io.Discard, s.br)
 		return dst, err
 	}
+	start := len(dst)
 	buf := bytes.NewBuffer(dst)
-	_, err := io.Copy(buf, s.br)
-	return buf.Bytes(), err
+	_, err := io.Copy(buf, io.LimitReader(s.br, int64(limit-start)+1))
+	dst = buf.Bytes()
+	if err == nil && len(dst) > limit {
+		return dst[:start], errBodyTooLarge
+	}
+	return dst, err
 }
 
-func (s *rawSender) readChunked(keep bool, dst []byte) ([]byte, error) {
+// readChunked reads a chunked body; with keep, it appends it to dst, unless
+// dst would grow beyond limit bytes (errBodyTooLarge).
+func (s *rawSender) readChunked(keep bool, dst []byte, limit int) ([]byte, error) {
 	for {
 		line, err := s.readLine()
 		if err != nil {
@@ -310,7 +352,7 @@ func (s *rawSender) readChunked(keep bool, dst []byte) ([]byte, error) {
 				}
 			}
 		}
-		if dst, err = s.readN(size, keep, dst); err != nil {
+		if dst, err = s.readN(size, keep, dst, limit); err != nil {
 			return dst, err
 		}
 		if crlf, err := s.readLine(); err != nil || len(bytes.TrimRight(crlf, "\r\n")) != 0 {

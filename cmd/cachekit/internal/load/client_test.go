@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // rawServer answers every request on a TCP listener with the bytes reply
@@ -209,5 +210,31 @@ func TestNetHTTPClient(t *testing.T) {
 	}
 	if got := s.gets.Load() + s.posts.Load(); got != 300+rep.RYW.Checks {
 		t.Errorf("server saw %d requests, want %d", got, 300+rep.RYW.Checks)
+	}
+}
+
+// Timeout bounds each request with the built-in client, retries included:
+// a server that holds a request for most of the timeout and then drops the
+// reused connection does not get a second full timeout for the retry.
+func TestRawClientTimeoutBoundsRequest(t *testing.T) {
+	checkLeaks(t)
+	const timeout = 300 * time.Millisecond
+	url := rawServer(t, func(n int, r *http.Request) (string, bool) {
+		if n == 1 {
+			return "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", false
+		}
+		time.Sleep(250 * time.Millisecond) // then close without an answer
+		return "", true
+	})
+	rep, err := Run(context.Background(), Options{URL: url + "/x", Mode: ModeGet, Requests: 2, Concurrency: 1, Timeout: timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// About 300 ms; a fresh timeout for the retry would make it 550 ms.
+	if max := time.Duration(rep.Latency.Max * 1e6); max > timeout+150*time.Millisecond {
+		t.Errorf("timeout %v, but a request lasted %v (errors %v)", timeout, max, rep.ErrorKinds)
+	}
+	if rep.Errors != 1 {
+		t.Errorf("errors %d %v, want 1", rep.Errors, rep.ErrorKinds)
 	}
 }

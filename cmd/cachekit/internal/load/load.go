@@ -10,7 +10,11 @@
 // the requests that should have been sent meanwhile are charged the wait,
 // as real clients arriving at that rate would be (no coordinated omission).
 // How late the workers themselves were is reported separately as the send
-// lag, so a generator that cannot keep up is visible.
+// lag, so a generator that cannot keep up is visible. A paced run sends
+// nothing from its end (Duration) or its cancellation on: the requests
+// that were due by then but that the workers, all busy, had not sent are
+// counted as failed ("not sent"), with the time they waited as latency,
+// rather than sent late or left out.
 package load
 
 import (
@@ -46,7 +50,9 @@ func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(histMin, histMa
 // Run runs the load described by o until its duration or request count is
 // reached or ctx is done, and returns the report. When ctx is done, no new
 // request is sent and the requests in flight are allowed to finish (within
-// Options.Timeout); the report covers what was done.
+// Options.Timeout); the report covers what was done. In a paced run, the
+// requests that were due when ctx was done but not sent yet are counted as
+// not sent, as at the end of Duration.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	o, err := o.withDefaults()
 	if err != nil {
@@ -81,6 +87,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	r.start = start
 	r.warmEnd = start.Add(o.Warmup)
 	r.sched = newScheduler(&r.o, start)
+	if o.Rate > 0 {
+		// The cut-off of a paced run is the moment ctx is done (the
+		// workers, which may be busy, would notice it later).
+		stop := context.AfterFunc(ctx, func() { r.sched.cancel(o.Clock.Now()) })
+		defer stop()
+	}
 
 	var live sync.WaitGroup
 	liveStop := make(chan struct{})
@@ -148,6 +160,7 @@ type workerBuf struct {
 	body   []byte   // request body
 	value  []byte   // the (first) value written, for the RYW check
 	seqs   []uint64 // the numbers of the values written by the current request
+	keys   []uint64 // the numbers of their keys
 	sent   int64    // when it was sent, ns since the start
 	key    []byte
 	read   []byte // response body, for the RYW check
@@ -173,14 +186,30 @@ func (r *runner) work(ctx context.Context, rec *recorder) {
 	}
 	for {
 		if ctx.Err() != nil {
-			return
+			if !paced {
+				return
+			}
+			// Take the jobs due before the cut-off, to count them as not
+			// sent (the AfterFunc of Run may not have run yet).
+			r.sched.cancel(r.o.Clock.Now())
 		}
 		j, ok := r.sched.next(r.o.Clock.Now())
 		if !ok {
 			return
 		}
-		if paced && !sleepUntil(ctx, j.intended) {
-			return
+		if paced {
+			sleepUntil(ctx, j.intended) // returns early when ctx is done
+			now := r.o.Clock.Now()
+			if ctx.Err() != nil {
+				r.sched.cancel(now)
+			}
+			if cutoff, ok := r.sched.cutoffTime(); ok && !now.Before(cutoff) {
+				if j.intended.Before(cutoff) {
+					// Due, but the workers were too busy to send it in time.
+					rec.recordNotSent(j, cutoff.Sub(j.intended), !r.o.Closed, j.intended.Before(r.warmEnd))
+				}
+				continue
+			}
 		}
 		sent := r.o.Clock.Now()
 		b.sent = int64(sent.Sub(r.start))
@@ -202,6 +231,14 @@ func (r *runner) work(ctx context.Context, rec *recorder) {
 		}
 	}
 }
+
+// kindNotSent is the kind of error of the requests of a paced run that
+// were due but not sent before its end (Duration) or its cancellation,
+// because every worker was busy; notSentText is its example message.
+const (
+	kindNotSent = "not sent (generator behind)"
+	notSentText = "due, but not sent before the run stopped: every worker was busy (raise the concurrency or lower the rate)"
+)
 
 // outcome is the result of one request.
 type outcome struct {
@@ -262,11 +299,13 @@ func (r *runner) send(snd sender, b *workerBuf, j job) outcome {
 		b.key = r.appendKey(b.key[:0], j.key)
 		b.target = r.entryTarget(b.target[:0], b.key)
 		b.seqs = append(b.seqs[:0], r.writeNo.Add(1))
+		b.keys = append(b.keys[:0], j.key)
 		b.value = r.appendValue(b.value[:0], b.seqs[0])
 		req.method, req.body = http.MethodPut, b.value
 	default: // POST
 		b.body = b.body[:0]
 		b.seqs = b.seqs[:0]
+		b.keys = b.keys[:0]
 		if r.o.Batch > 1 {
 			b.body = append(b.body, '[')
 		}
@@ -274,11 +313,13 @@ func (r *runner) send(snd sender, b *workerBuf, j job) outcome {
 			if i > 0 {
 				b.body = append(b.body, ',')
 			}
+			key := (j.key + uint64(i)) % uint64(r.o.Cardinality)
 			b.body = append(b.body, `{"id":"`...)
-			b.body = r.appendKey(b.body, (j.key+uint64(i))%uint64(r.o.Cardinality))
+			b.body = r.appendKey(b.body, key)
 			b.body = append(b.body, `","entry":`...)
 			vstart := len(b.body)
 			b.seqs = append(b.seqs, r.writeNo.Add(1))
+			b.keys = append(b.keys, key)
 			b.body = r.appendValue(b.body, b.seqs[i])
 			if i == 0 {
 				b.key = r.appendKey(b.key[:0], j.key)
@@ -297,7 +338,7 @@ func (r *runner) send(snd sender, b *workerBuf, j job) outcome {
 		req.ttl = r.ttl
 	}
 	if j.write && r.writes != nil {
-		r.writes.begin(b.seqs)
+		r.writes.begin(b.seqs, b.keys)
 	}
 	status, _, err := snd.send(&req, false, nil)
 	if err != nil {
@@ -375,16 +416,19 @@ type rywResult int
 const (
 	rywOK         rywResult = iota
 	rywMissing              // the read did not find the key
+	rywExpired              // the read did not find the key, which may have expired
 	rywMismatch             // the read found another value
-	rywSuperseded           // the read found the value of a concurrent or later write
+	rywSuperseded           // the read found the value of a concurrent or later write of the key
 	rywError                // the read failed
 )
 
 // verify reads back the key just written (b.key, b.value) through the RYW
 // sender. Another worker may have written the same key meanwhile, so a read
-// that returns another value is a mismatch only when that value was written
-// by a write that had completed before this one was sent (a stale value),
-// or was never written at all.
+// that returns another value is a mismatch only when that value was not
+// written to this key, or by a write that had completed before this one was
+// sent (a stale value), or was never written at all. A read that does not
+// find the key is a miss, unless the entry may have expired: with a TTL,
+// when the read completed TTL or more after the write was sent.
 func (r *runner) verify(snd sender, b *workerBuf) rywResult {
 	b.target = r.entryTarget(b.target[:0], b.key)
 	status, read, err := snd.send(&request{method: http.MethodGet, target: b.target}, true, b.read[:0])
@@ -395,6 +439,9 @@ func (r *runner) verify(snd sender, b *workerBuf) rywResult {
 	switch status {
 	case http.StatusOK:
 	case http.StatusNotFound:
+		if r.o.TTL > 0 && int64(r.o.Clock.Now().Sub(r.start))-b.sent >= int64(r.o.TTL) {
+			return rywExpired
+		}
 		return rywMissing
 	default:
 		return rywError
@@ -406,7 +453,7 @@ func (r *runner) verify(snd sender, b *workerBuf) rywResult {
 	if !ok || seq == b.seqs[0] {
 		return rywMismatch // never written, or our own value corrupted
 	}
-	if end, known := r.writes.end(seq); !known || end < b.sent {
+	if end, key, known := r.writes.end(seq); !known || key != b.keys[0] || end < b.sent {
 		return rywMismatch
 	}
 	return rywSuperseded
@@ -430,25 +477,34 @@ func (r *runner) parseSeq(v []byte) (uint64, bool) {
 	return n, err == nil
 }
 
-// writeLog remembers when recent writes completed, by value number, for the
-// RYW check: a ring of writeLogSize slots, so a value is known while fewer
-// than writeLogSize writes were sent after it (at 100k writes/s, 10 s).
+// writeLog remembers the key of recent writes and when they completed, by
+// value number, for the RYW check: a ring of writeLogSize slots, so a value
+// is known while fewer than writeLogSize writes were sent after it (at 100k
+// writes/s, 10 s).
 type writeLog struct {
 	seq  []atomic.Uint64
-	done []atomic.Int64 // ns since the start; math.MaxInt64 while in flight
+	key  []atomic.Uint64 // the key's number
+	done []atomic.Int64  // ns since the start; math.MaxInt64 while in flight
 }
 
 const writeLogSize = 1 << 20
 
 func newWriteLog() *writeLog {
-	return &writeLog{seq: make([]atomic.Uint64, writeLogSize), done: make([]atomic.Int64, writeLogSize)}
+	return &writeLog{
+		seq:  make([]atomic.Uint64, writeLogSize),
+		key:  make([]atomic.Uint64, writeLogSize),
+		done: make([]atomic.Int64, writeLogSize),
+	}
 }
 
-func (l *writeLog) begin(seqs []uint64) {
-	for _, s := range seqs {
+// begin logs the writes of values seqs to keys (keys[i] for seqs[i]), in
+// flight.
+func (l *writeLog) begin(seqs, keys []uint64) {
+	for n, s := range seqs {
 		i := s % writeLogSize
 		l.seq[i].Store(0)
 		l.done[i].Store(math.MaxInt64)
+		l.key[i].Store(keys[n])
 		l.seq[i].Store(s)
 	}
 }
@@ -462,18 +518,19 @@ func (l *writeLog) finish(seqs []uint64, end int64) {
 	}
 }
 
-// end returns when write s completed (math.MaxInt64 if it has not), or
-// false if it is unknown (never sent, or too old).
-func (l *writeLog) end(s uint64) (int64, bool) {
+// end returns when write s completed (math.MaxInt64 if it has not) and
+// the number of the key it wrote, or false if it is unknown (never sent,
+// or too old).
+func (l *writeLog) end(s uint64) (end int64, key uint64, ok bool) {
 	i := s % writeLogSize
 	if l.seq[i].Load() != s {
-		return 0, false
+		return 0, 0, false
 	}
-	e := l.done[i].Load()
+	end, key = l.done[i].Load(), l.key[i].Load()
 	if l.seq[i].Load() != s {
-		return 0, false
+		return 0, 0, false
 	}
-	return e, true
+	return end, key, true
 }
 
 // failure classifies a transport error.
@@ -511,8 +568,9 @@ type recorder struct {
 
 type counts struct {
 	requests, reads, writes, hits, misses, errors, warmup int64
+	notSent                                               int64
 	rywChecks, rywMissing, rywMismatch, rywErrors         int64
-	rywSuperseded                                         int64
+	rywSuperseded, rywExpired                             int64
 	intervalRequests, intervalErrors                      int64
 	beyondRange                                           int64
 }
@@ -524,9 +582,44 @@ func newRecorder() *recorder {
 // maxErrorKinds bounds the error table; further kinds are counted as "other".
 const maxErrorKinds = 32
 
+// record records request j, sent: its outcome, its latency (from when it
+// was due in an open-loop run, else from when it was sent), its response
+// time (from when it was sent) and, in a paced run, its send lag.
 func (rec *recorder) record(j job, out outcome, latency, response, lag time.Duration, paced, warm bool) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
+	if !rec.count(j, out, warm) {
+		return
+	}
+	rec.recordLatency(latency)
+	if paced {
+		_ = rec.lag.RecordValue(clampHist(lag))
+		_ = rec.response.RecordValue(clampHist(response))
+	}
+}
+
+// recordNotSent records paced request j, which was due but not sent before
+// the cut-off, wait after it was due: a failure of kind kindNotSent, whose
+// send lag is wait and, in an open-loop run, whose latency is wait. It has
+// no response time, nor (closed loop, where latency starts at the send) a
+// latency.
+func (rec *recorder) recordNotSent(j job, wait time.Duration, open, warm bool) {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if !rec.count(j, outcome{errKind: kindNotSent, errText: notSentText}, warm) {
+		return
+	}
+	rec.counts.notSent++
+	if open {
+		rec.recordLatency(wait)
+	}
+	_ = rec.lag.RecordValue(clampHist(wait))
+}
+
+// count counts request j and its outcome, in the warm-up if warm; it
+// reports whether the request is to be counted in the statistics (not in
+// the warm-up). rec.mu is held.
+func (rec *recorder) count(j job, out outcome, warm bool) bool {
 	c := &rec.counts
 	c.intervalRequests++
 	if !out.ok {
@@ -534,7 +627,7 @@ func (rec *recorder) record(j job, out outcome, latency, response, lag time.Dura
 	}
 	if warm {
 		c.warmup++
-		return
+		return false
 	}
 	c.requests++
 	if j.write {
@@ -564,18 +657,28 @@ func (rec *recorder) record(j job, out outcome, latency, response, lag time.Dura
 		}
 		e.Count++
 	}
-	ns := max(int64(latency), histMin)
-	if rec.total.RecordValue(ns) != nil {
-		c.beyondRange++
-		ns = histMax
-		_ = rec.total.RecordValue(ns)
-	}
-	_ = rec.interval.RecordValue(ns)
-	if paced {
-		_ = rec.lag.RecordValue(min(max(int64(lag), histMin), histMax))
-		_ = rec.response.RecordValue(min(max(int64(response), histMin), histMax))
-	}
+	return true
 }
+
+// recordLatency records a latency in the total and interval histograms; a
+// latency above histMax is counted in beyondRange and recorded as histMax.
+// rec.mu is held.
+func (rec *recorder) recordLatency(latency time.Duration) {
+	// The histogram would take values somewhat above histMax (its last
+	// bucket reaches about 73 minutes), but the report promises that every
+	// latency above histMax is counted in BeyondRange and recorded as
+	// histMax.
+	ns := max(int64(latency), histMin)
+	if ns > histMax {
+		rec.counts.beyondRange++
+		ns = histMax
+	}
+	_ = rec.total.RecordValue(ns)
+	_ = rec.interval.RecordValue(ns)
+}
+
+// clampHist returns d in nanoseconds, within the histograms' range.
+func clampHist(d time.Duration) int64 { return min(max(int64(d), histMin), histMax) }
 
 func (rec *recorder) recordRYW(res rywResult, warm bool) {
 	if warm {
@@ -594,6 +697,8 @@ func (rec *recorder) recordRYW(res rywResult, warm bool) {
 		c.rywErrors++
 	case rywSuperseded:
 		c.rywSuperseded++
+	case rywExpired:
+		c.rywExpired++
 	}
 }
 

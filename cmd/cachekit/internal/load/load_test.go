@@ -321,10 +321,23 @@ func (s slowTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: 200, Body: io.NopCloser(strings.NewReader("ok")), Request: r}, nil
 }
 
+// funcTransport is an http.RoundTripper made of a function.
+type funcTransport func(*http.Request) (*http.Response, error)
+
+func (f funcTransport) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// reply returns a response to r with the given status and body.
+func reply(r *http.Request, status int, body string) *http.Response {
+	return &http.Response{StatusCode: status, Body: io.NopCloser(strings.NewReader(body)), Request: r}
+}
+
 // TestOpenLoopLatency checks the accounting against coordinated omission:
-// requests due every 1 ms to a server that takes 5 ms, one worker. Request
-// i is due at i ms and completes at 5(i+1) ms, so its open-loop latency is
-// 4i+5 ms; measured from when it was sent it would be 5 ms.
+// 10 requests due every 1 ms to a server that takes 5 ms, one worker.
+// Request i is due at i ms and completes at 5(i+1) ms, so its open-loop
+// latency is 4i+5 ms; measured from when it was sent it would be 5 ms. The
+// run is bounded by a number of requests, so every one is sent, however
+// late (with Duration, those not sent by then are not sent: see
+// TestNotSentAccounting).
 func TestOpenLoopLatency(t *testing.T) {
 	ms := func(v float64) time.Duration { return time.Duration(v * 1e6) }
 	near := func(got float64, want time.Duration) bool { // HDR: 3 significant digits
@@ -334,7 +347,7 @@ func TestOpenLoopLatency(t *testing.T) {
 	for _, closed := range []bool{false, true} {
 		clock := &fakeClock{now: time.Unix(1000, 0)}
 		rep, err := Run(context.Background(), Options{
-			URL: "http://fake.invalid", Mode: ModeGet, Rate: 1000, Duration: 10 * time.Millisecond,
+			URL: "http://fake.invalid", Mode: ModeGet, Rate: 1000, Requests: 10,
 			Warmup: 2 * time.Millisecond, Closed: closed, Concurrency: 1, Clock: clock,
 			Client: &http.Client{Transport: slowTransport{clock: clock, delay: 5 * time.Millisecond}},
 		})

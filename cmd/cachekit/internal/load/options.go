@@ -58,21 +58,28 @@ type Options struct {
 	Concurrency int
 	// Duration bounds the run in time; Requests bounds it in requests.
 	// With both, the first reached ends the run; with neither, Duration is
-	// 10s. A paced run stops scheduling at Duration and waits for the
-	// requests in flight.
+	// 10s. A paced run sends nothing from Duration on and waits for the
+	// requests in flight (at most Timeout): the requests due before
+	// Duration that the workers, all busy, had not sent by then are
+	// counted as failed, of kind "not sent (generator behind)" (see
+	// Report.NotSent), so the run ends within Timeout of Duration (twice
+	// Timeout with RYW, whose check read follows its write). A paced run
+	// bounded by Requests only sends every request, however late.
 	Duration time.Duration
 	Requests int64
 	// Warmup excludes the requests scheduled (or, unpaced, sent) during
-	// the first Warmup of the run from the statistics. Default 0.
+	// the first Warmup of the run from the statistics. It must be shorter
+	// than Duration (when the run has one). Default 0.
 	Warmup time.Duration
 	// Cardinality is the number of distinct keys. Default 10000.
 	Cardinality int
 	// Group is the number of consecutive requests that use the same key;
 	// with enough workers they are in flight at once, like concurrent
-	// callers of one hot key. Default 1.
+	// callers of one hot key (in a paced run they are all due at the same
+	// moment, every Group/Rate seconds). Default 1.
 	Group int
-	// Zipf, when above 1, draws keys from a Zipf distribution with this
-	// exponent (key 0 the most frequent). Default 0: uniform.
+	// Zipf, when above 1 (and finite), draws keys from a Zipf distribution
+	// with this exponent (key 0 the most frequent). Default 0: uniform.
 	Zipf float64
 	// Sequential takes keys in order 0, 1, ..., Cardinality-1, 0, ...
 	// instead of at random, for example to preload every key once.
@@ -102,9 +109,13 @@ type Options struct {
 	// RYW checks read-your-writes: after each successful write, the
 	// worker reads the key (the first key of a batch) back through a
 	// second client with its own connections, and counts the reads that
-	// miss or return another value. ModeAPI only. Default false.
+	// miss or return another value (see Report.RYW). With a TTL, a miss
+	// read TTL or more after the write was sent is counted as expired, not
+	// as missing. ModeAPI only. Default false.
 	RYW bool
-	// Timeout bounds each request. Default 10s.
+	// Timeout bounds each request as a whole: connecting, sending and
+	// reading the response, and with the built-in client the one retry on
+	// a new connection when a kept-alive one turns out closed. Default 10s.
 	Timeout time.Duration
 	// Seed seeds the key and operation streams. Default 0: a seed drawn
 	// at random, reported in Report.Seed.
@@ -175,6 +186,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Duration == 0 && o.Requests == 0 {
 		o.Duration = 10 * time.Second
 	}
+	if o.Duration > 0 && o.Warmup >= o.Duration {
+		return o, fmt.Errorf("load: the warm-up (%v) must be shorter than the duration (%v)", o.Warmup, o.Duration)
+	}
 	if o.Cardinality == 0 {
 		o.Cardinality = 10_000
 	}
@@ -187,8 +201,8 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Group < 0 {
 		return o, errors.New("load: the group must be positive")
 	}
-	if o.Zipf != 0 && !(o.Zipf > 1) {
-		return o, fmt.Errorf("load: the Zipf exponent must be above 1 (or 0 for uniform keys), not %g", o.Zipf)
+	if o.Zipf != 0 && !(o.Zipf > 1 && !math.IsInf(o.Zipf, 1)) {
+		return o, fmt.Errorf("load: the Zipf exponent must be a finite number above 1 (or 0 for uniform keys), not %g", o.Zipf)
 	}
 	if o.Zipf != 0 && o.Sequential {
 		return o, errors.New("load: choose either Zipf or sequential keys")

@@ -38,7 +38,8 @@ type Report struct {
 	// anywhere else.
 	WarmupRequests int64 `json:"warmup_requests"`
 	// Requests counts the requests completed after the warm-up (RYW check
-	// reads are counted in RYW only); Reads + Writes = Requests.
+	// reads are counted in RYW only), and those of a paced run that were
+	// due but not sent (NotSent); Reads + Writes = Requests.
 	Requests int64 `json:"requests"`
 	Reads    int64 `json:"reads"`
 	Writes   int64 `json:"writes"`
@@ -46,21 +47,32 @@ type Report struct {
 	// API is a miss, not an error).
 	Hits   int64 `json:"hits"`
 	Misses int64 `json:"misses"`
-	// Throughput is Requests / Seconds.
+	// Throughput is the requests sent per second: (Requests - NotSent) /
+	// Seconds.
 	Throughput float64 `json:"throughput"`
-	Errors     int64   `json:"errors"`
+	// Errors counts the failed requests, NotSent included.
+	Errors int64 `json:"errors"`
+	// NotSent counts the requests of a paced run that were due but not
+	// sent before the run stopped (Duration reached or ctx done) because
+	// every worker was busy: the generator was behind its schedule. They
+	// are counted in Errors, of kind "not sent (generator behind)".
+	NotSent int64 `json:"not_sent,omitempty"`
 	// ErrorKinds counts the failed requests by kind ("status 503",
-	// "timeout", "connection refused", ...), with one example message.
+	// "timeout", "connection refused", "not sent (generator behind)",
+	// ...), with one example message.
 	ErrorKinds map[string]*ErrorCount `json:"error_kinds,omitempty"`
 	// Latency of every request counted in Requests, failed ones included.
+	// A request not sent counts in an open-loop run with the time from
+	// when it was due to when the run stopped; in a closed-loop run, where
+	// latency starts at the send, it has none.
 	Latency Latency `json:"latency"`
 	// SendLag is how late the workers sent paced requests: the time from
-	// when a request was due to when it was sent. In an open-loop run it
-	// is part of Latency.
+	// when a request was due to when it was sent (for a request not sent,
+	// to when the run stopped). In an open-loop run it is part of Latency.
 	SendLag *Latency `json:"send_lag,omitempty"`
 	// ResponseTime (paced runs) is the time from when a request was
 	// actually sent to its response: Latency without the send lag. In a
-	// closed-loop run it is Latency.
+	// closed-loop run it is Latency. Requests not sent have none.
 	ResponseTime *Latency `json:"response_time,omitempty"`
 	// BeyondRange counts latencies above the histogram's range (1 hour),
 	// recorded as 1 hour.
@@ -87,18 +99,34 @@ type Latency struct {
 	Max    float64 `json:"max_ms"`
 }
 
-// RYW is the outcome of the read-your-writes check.
+// RYW is the outcome of the read-your-writes check. Missing and Mismatch
+// are violations; the other outcomes are not.
 type RYW struct {
-	Checks   int64 `json:"checks"`
-	Missing  int64 `json:"missing"`  // the read right after a write did not find the key
-	Mismatch int64 `json:"mismatch"` // it found another value
-	Errors   int64 `json:"errors"`   // the read failed
+	Checks int64 `json:"checks"`
+	// Missing reads, right after a write, did not find the key (and it
+	// cannot have expired: see Expired).
+	Missing int64 `json:"missing"`
+	// Mismatch reads found another value: one never written, or written
+	// to another key, or by a write of the key that had completed before
+	// the checked one was sent (a stale value).
+	Mismatch int64 `json:"mismatch"`
+	// Errors counts the reads that failed, including answers too large to
+	// be a written value.
+	Errors int64 `json:"errors"`
 	// Superseded reads returned the value of another write of the same
 	// key that was concurrent with or later than the checked one: correct.
 	Superseded int64 `json:"superseded"`
+	// Expired reads did not find the key, but the entry may have expired:
+	// the writes carried a TTL (Options.TTL), and the read completed that
+	// TTL or more after the write was sent. Not a violation.
+	Expired int64 `json:"expired"`
 }
 
+// summarize summarizes h; an empty histogram gives a zero Latency.
 func summarize(h *hdrhistogram.Histogram) Latency {
+	if h.TotalCount() == 0 {
+		return Latency{}
+	}
 	ms := func(v int64) float64 { return float64(v) / 1e6 }
 	return Latency{
 		Count:  h.TotalCount(),
@@ -142,11 +170,13 @@ func (r *runner) report(start, end time.Time) *Report {
 		c.misses += x.misses
 		c.errors += x.errors
 		c.warmup += x.warmup
+		c.notSent += x.notSent
 		c.rywChecks += x.rywChecks
 		c.rywMissing += x.rywMissing
 		c.rywMismatch += x.rywMismatch
 		c.rywErrors += x.rywErrors
 		c.rywSuperseded += x.rywSuperseded
+		c.rywExpired += x.rywExpired
 		c.beyondRange += x.beyondRange
 		for k, e := range rec.errors {
 			if kinds[k] == nil {
@@ -158,14 +188,14 @@ func (r *runner) report(start, end time.Time) *Report {
 	}
 	rep.Requests, rep.Reads, rep.Writes = c.requests, c.reads, c.writes
 	rep.Hits, rep.Misses, rep.Errors, rep.WarmupRequests = c.hits, c.misses, c.errors, c.warmup
-	rep.BeyondRange = c.beyondRange
+	rep.BeyondRange, rep.NotSent = c.beyondRange, c.notSent
 	if len(kinds) > 0 {
 		rep.ErrorKinds = kinds
 	}
 	measured := end.Sub(start) - o.Warmup
 	if measured > 0 {
 		rep.Seconds = measured.Seconds()
-		rep.Throughput = float64(c.requests) / rep.Seconds
+		rep.Throughput = float64(c.requests-c.notSent) / rep.Seconds
 	}
 	rep.Latency = summarize(total)
 	if o.Rate > 0 {
@@ -177,7 +207,10 @@ func (r *runner) report(start, end time.Time) *Report {
 		}
 	}
 	if o.RYW {
-		rep.RYW = &RYW{Checks: c.rywChecks, Missing: c.rywMissing, Mismatch: c.rywMismatch, Errors: c.rywErrors, Superseded: c.rywSuperseded}
+		rep.RYW = &RYW{
+			Checks: c.rywChecks, Missing: c.rywMissing, Mismatch: c.rywMismatch, Errors: c.rywErrors,
+			Superseded: c.rywSuperseded, Expired: c.rywExpired,
+		}
 	}
 	return rep
 }
@@ -214,7 +247,11 @@ func (rep *Report) WriteText(w io.Writer) error {
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "requests     %d in %.2fs (after %d warm-up requests): %d reads (%d hits, %d misses), %d writes\n",
 		rep.Requests, rep.Seconds, rep.WarmupRequests, rep.Reads, rep.Hits, rep.Misses, rep.Writes)
-	fmt.Fprintf(&b, "throughput   %.1f req/s\n", rep.Throughput)
+	fmt.Fprintf(&b, "throughput   %.1f req/s", rep.Throughput)
+	if rep.NotSent > 0 {
+		fmt.Fprintf(&b, " sent; %d requests due were not sent (generator behind)", rep.NotSent)
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "errors       %d\n", rep.Errors)
 	for _, k := range slices.Sorted(maps.Keys(rep.ErrorKinds)) {
 		e := rep.ErrorKinds[k]
@@ -231,8 +268,8 @@ func (rep *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "beyond range %d latencies above 1h, recorded as 1h\n", rep.BeyondRange)
 	}
 	if rep.RYW != nil {
-		fmt.Fprintf(&b, "read-your-writes  %d checks: %d missing, %d mismatched, %d failed reads (%d superseded by concurrent writes, correct)\n",
-			rep.RYW.Checks, rep.RYW.Missing, rep.RYW.Mismatch, rep.RYW.Errors, rep.RYW.Superseded)
+		fmt.Fprintf(&b, "read-your-writes  %d checks: %d missing, %d mismatched, %d failed reads (%d superseded by concurrent writes, %d missing after the TTL: correct)\n",
+			rep.RYW.Checks, rep.RYW.Missing, rep.RYW.Mismatch, rep.RYW.Errors, rep.RYW.Superseded, rep.RYW.Expired)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

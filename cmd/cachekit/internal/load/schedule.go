@@ -43,8 +43,10 @@ type job struct {
 
 // scheduler hands out jobs in order: it numbers them, draws their keys
 // (one key per Group consecutive jobs) and operations, computes when each is
-// due in a paced run, and says when the run is over. Its methods are safe
-// for concurrent use.
+// due in a paced run, and says when the run is over. In a paced run it also
+// keeps the cut-off: the moment from which no request is sent, start +
+// Duration or, earlier, the moment the run was cancelled. Its methods are
+// safe for concurrent use.
 type scheduler struct {
 	mu       sync.Mutex
 	seq      int64
@@ -55,9 +57,10 @@ type scheduler struct {
 	sequence uint64 // the next key when Sequential
 
 	start    time.Time
-	interval float64 // ns between jobs, paced runs only
-	end      time.Time
-	limit    int64 // 0 = none
+	interval float64   // ns between jobs, paced runs only
+	end      time.Time // start + Duration; zero without Duration
+	cutoff   time.Time // paced runs: no request is sent from it on; zero = none
+	limit    int64     // 0 = none
 	o        *Options
 }
 
@@ -76,12 +79,40 @@ func newScheduler(o *Options, start time.Time) *scheduler {
 	}
 	if o.Duration > 0 {
 		s.end = start.Add(o.Duration)
+		if s.interval > 0 {
+			s.cutoff = s.end
+		}
 	}
 	return s
 }
 
+// cancel moves the cut-off of a paced run to at, if that is earlier: no
+// job due from then on is handed out any more, and no request is to be
+// sent from then on.
+func (s *scheduler) cancel(at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.interval > 0 && (s.cutoff.IsZero() || at.Before(s.cutoff)) {
+		s.cutoff = at
+	}
+}
+
+// cutoffTime returns the cut-off of a paced run: a job that is due before
+// it but not sent by then is not sent at all. ok is false while there is
+// none (an unpaced run, or a paced run bounded by Requests only and not
+// cancelled).
+func (s *scheduler) cutoffTime() (cutoff time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cutoff, !s.cutoff.IsZero()
+}
+
 // next returns the next job, or false when the run is over. now is the
-// current time; it decides the end of an unpaced run.
+// current time; it decides the end of an unpaced run. A paced run is over
+// when the next job would be due at or after the cut-off. In a paced run,
+// job seq is due at start + (seq - seq%Group)/Rate: the jobs of a group
+// (one key) are all due at once, so that with enough workers they are in
+// flight together, and the average rate stays Rate.
 func (s *scheduler) next(now time.Time) (job, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -90,8 +121,9 @@ func (s *scheduler) next(now time.Time) (job, bool) {
 	}
 	j := job{seq: s.seq}
 	if s.interval > 0 {
-		j.intended = s.start.Add(time.Duration(float64(s.seq) * s.interval))
-		if !s.end.IsZero() && !j.intended.Before(s.end) {
+		first := s.seq - s.seq%int64(s.o.Group)
+		j.intended = s.start.Add(time.Duration(float64(first) * s.interval))
+		if !s.cutoff.IsZero() && !j.intended.Before(s.cutoff) {
 			return job{}, false
 		}
 	} else if !s.end.IsZero() && !now.Before(s.end) {

@@ -1,0 +1,48 @@
+package load
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// An infinite Zipf exponent passes a "> 1" check, and math/rand's Zipf then
+// loops forever inside the scheduler, under its lock: the run would never
+// end, not even when ctx is done. It must be refused.
+func TestZipfInfinityRejected(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, Options{URL: "http://127.0.0.1:1", Mode: ModeGet, Zipf: math.Inf(1), Requests: 1, Concurrency: 1})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("Zipf +Inf accepted")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run with Zipf +Inf still running 10s after start (ctx cancelled after 200ms): the scheduler loops forever")
+	}
+}
+
+// A warm-up as long as the run leaves nothing to measure: it is refused
+// rather than yielding an empty report.
+func TestWarmupCoveringDurationRejected(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	for _, o := range []Options{
+		{Duration: 10 * time.Millisecond, Warmup: 20 * time.Millisecond},
+		{Duration: 10 * time.Millisecond, Warmup: 10 * time.Millisecond},
+		{Warmup: 10 * time.Second}, // the default duration, 10s
+	} {
+		o.URL, o.Mode, o.Rate, o.Concurrency, o.Clock = "http://fake.invalid", ModeGet, 1000, 1, clock
+		o.Client = &http.Client{Transport: slowTransport{clock: clock, delay: time.Millisecond}}
+		if rep, err := Run(context.Background(), o); err == nil {
+			t.Errorf("warm-up %v, duration %v accepted: %d requests measured, %d in the warm-up, %.3fs",
+				o.Warmup, o.Duration, rep.Requests, rep.WarmupRequests, rep.Seconds)
+		}
+	}
+}
