@@ -828,14 +828,10 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 			}
 			// Report before running maintenance, which may evict the new
 			// value, so that one key's removals stay in order.
-			if c.onEvict != nil {
-				c.onEvict(key, prev, CauseReplaced)
-			}
 			if retry {
-				if c.readerPass() {
-					r = c.reads.Add(old, c.stripe(p))
-				}
-				c.countInPlace(r, p)
+				c.reportThenRetry(key, prev, old, p)
+			} else if c.onEvict != nil {
+				c.onEvict(key, prev, CauseReplaced)
 			}
 			return true
 		}
@@ -851,16 +847,32 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 	c.count(statSets, p)
 	// Report the replaced value before maintenance can report the new one
 	// (say, evicted at once), so that one key's removals stay in order.
+	queue := c.bounded || deadline != 0 || (old != nil && old.Tag&tagTimed != 0)
 	if old != nil {
-		c.removed(old, CauseReplaced, p)
-	}
-	if c.bounded || deadline != 0 || (old != nil && old.Tag&tagTimed != 0) {
-		c.afterWrite(event[K, V]{e: e, old: old})
+		c.removedThen(old, CauseReplaced, p, queue, event[K, V]{e: e, old: old})
+	} else if queue {
+		c.afterWrite(event[K, V]{e: e})
 	}
 	if deadline != 0 {
 		c.noteTTL()
 	}
 	return true
+}
+
+// reportThenRetry reports the value that an in-place Set of key replaced
+// (prev), then, after a maintenance pass, queues the access to old that
+// found its stripe full, and counts the Set: both even if OnEvict panics.
+func (c *cache[K, V]) reportThenRetry(key K, prev V, old *entry[K, V], p uint64) {
+	defer func() {
+		r := buffer.Full
+		if c.readerPass() {
+			r = c.reads.Add(old, c.stripe(p))
+		}
+		c.countInPlace(r, p)
+	}()
+	if c.onEvict != nil {
+		c.onEvict(key, prev, CauseReplaced)
+	}
 }
 
 // countInPlace counts a Set that replaced a value in place, whose access
@@ -910,10 +922,18 @@ func (h *Cache[K, V]) Delete(key K) {
 	if e == nil {
 		return
 	}
-	c.removed(e, CauseDeleted, probe())
-	if c.bounded || e.Tag&tagTimed != 0 {
-		c.afterWrite(event[K, V]{e: e, old: e})
+	c.removedThen(e, CauseDeleted, probe(), c.bounded || e.Tag&tagTimed != 0, event[K, V]{e: e, old: e})
+}
+
+// removedThen is removed, then afterWrite(ev) if queue. ev is queued even
+// if OnEvict panics: the index has changed, and a policy that never
+// learnt of it would keep tracking the old entry and never evict the new
+// one.
+func (c *cache[K, V]) removedThen(e *entry[K, V], cause Cause, p uint64, queue bool, ev event[K, V]) {
+	if queue {
+		defer c.afterWrite(ev)
 	}
+	c.removed(e, cause, p)
 }
 
 // removed counts and reports an entry that a caller's operation removed
@@ -1114,7 +1134,16 @@ func (c *cache[K, V]) report(pend []removal[K, V]) {
 	if c.onEvict == nil {
 		return
 	}
-	for i := range pend {
+	i := 0
+	defer func() {
+		if i < len(pend) {
+			// The callback panicked: the entries after this one have
+			// left the cache too, and each must still be reported once.
+			// The panic goes on once they are.
+			c.report(pend[i+1:])
+		}
+	}()
+	for ; i < len(pend); i++ {
 		c.onEvict(pend[i].key, pend[i].value, pend[i].cause)
 	}
 }

@@ -10,6 +10,11 @@ import (
 
 // Options configures a Cache. The zero value is a valid configuration: an
 // unbounded cache whose entries never expire.
+// MaxInitialCapacity is the largest Options.InitialCapacity: room for 2^32
+// entries is an index of tens of GiB already, and a larger value is a
+// mistake, reported as one rather than tried.
+const MaxInitialCapacity = 1 << 32
+
 type Options[K comparable, V any] struct {
 	// MaxEntries bounds the cache by its number of entries. At most one of
 	// MaxEntries and MaxWeight may be set; when neither is, the cache is
@@ -43,7 +48,8 @@ type Options[K comparable, V any] struct {
 	Policy string
 
 	// InitialCapacity is the number of entries to make room for up front,
-	// to avoid growing the index while the cache fills. Default 0.
+	// to avoid growing the index while the cache fills (with MaxEntries,
+	// at most MaxEntries are). At most MaxInitialCapacity. Default 0.
 	InitialCapacity int
 
 	// OnEvict, if set, is called once for every entry that leaves the
@@ -59,7 +65,10 @@ type Options[K comparable, V any] struct {
 	// background goroutine it delays the reclaiming of expired entries
 	// (never their expiry: Get does not return them). A callback that
 	// refers to the Cache keeps it from being stopped by the garbage
-	// collector: Close it. Default nil.
+	// collector: Close it. A panic in the callback goes on to the
+	// goroutine that ran it (on the background goroutine, it ends the
+	// program), but only once the cache is consistent again and the other
+	// removals of the same batch are reported. Default nil.
 	OnEvict func(key K, value V, cause Cause)
 
 	// DisableStats turns off the counting of hits and misses: Stats then
@@ -111,6 +120,8 @@ func (o *Options[K, V]) validate() error {
 		return bad("Policy %q needs MaxEntries or MaxWeight", o.Policy)
 	case o.InitialCapacity < 0:
 		return bad("InitialCapacity is negative (%d)", o.InitialCapacity)
+	case o.InitialCapacity > MaxInitialCapacity:
+		return bad("InitialCapacity %d is above MaxInitialCapacity (%d)", o.InitialCapacity, MaxInitialCapacity)
 	}
 	return nil
 }
