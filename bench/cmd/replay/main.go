@@ -95,7 +95,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	for _, t := range rep.Traces {
-		fmt.Fprintf(stdout, "# %s @%d, %d goroutines\n\n%s", t.Name, t.Capacity, rep.Goroutines[len(rep.Goroutines)-1], rep.Table(t.Name, rep.Goroutines[len(rep.Goroutines)-1]))
+		fmt.Fprintf(stdout, "# %s @%d, %d goroutines\n\n%s", t.Name, t.Capacity, rep.Goroutines[len(rep.Goroutines)-1], rep.Table(t.Trace, rep.Goroutines[len(rep.Goroutines)-1]))
 	}
 	return out.Write(&rep, cli.OneChart(rep.Chart), func(charts []string) string { return rep.Markdown(charts[0]) })
 }

@@ -80,11 +80,15 @@ type Result struct {
 	// CPUs.
 	ForcedProcessCPU time.Duration `json:"forced_process_cpu,omitempty"`
 	// The churn window.
-	Window     time.Duration `json:"window"`
-	Cycles     uint64        `json:"cycles"`
-	GCCPU      float64       `json:"gc_cpu_seconds"`
-	TotalCPU   float64       `json:"total_cpu_seconds"` // GOMAXPROCS × window, as runtime/metrics counts it
-	MaxPause   time.Duration `json:"max_pause"`         // longest stop-the-world pause, to a histogram bucket's bound
+	Window time.Duration `json:"window"`
+	Cycles uint64        `json:"cycles"`
+	GCCPU  float64       `json:"gc_cpu_seconds"`
+	// TotalCPU is /cpu/classes/total over the window, which runtime/metrics
+	// updates only at each collection: it spans from the last collection
+	// before the window to the last one in it, not the window itself.
+	// GCCPU likewise counts the collections completed in the window.
+	TotalCPU   float64       `json:"total_cpu_seconds"`
+	MaxPause   time.Duration `json:"max_pause"` // longest stop-the-world pause, to a histogram bucket's bound
 	ChurnSets  uint64        `json:"churn_sets"`
 	Requests   uint64        `json:"requests"`
 	P50        time.Duration `json:"p50"`

@@ -91,8 +91,8 @@ func TestMeasureAndReport(t *testing.T) {
 	}
 	rep := Report{Header: report.Header{Command: "go run ./bench/cmd/replay"}, Rounds: 2, Goroutines: []int{1, 2}, Traces: infos,
 		Caches: []string{"cachekit", "xsync"}, Configs: []string{"c", "x"}, Results: res}
-	c, ok := rep.Cell("t", "cachekit", 1)
-	x, _ := rep.Cell("t", "xsync", 1)
+	c, ok := rep.Cell(Trace{"t", 100}, "cachekit", 1)
+	x, _ := rep.Cell(Trace{"t", 100}, "xsync", 1)
 	if !ok || c.HitRatio <= 0 || c.HitRatio > x.HitRatio || c.ReadNs <= 0 || c.PerSec <= 0 {
 		t.Errorf("cachekit %+v, xsync %+v", c, x)
 	}

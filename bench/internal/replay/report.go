@@ -27,11 +27,12 @@ type Cell struct {
 	HitRatio, ReadNs, WriteNs, PerSec float64
 }
 
-// Cell returns the medians of the matching results.
-func (r *Report) Cell(trace, cache string, g int) (Cell, bool) {
+// Cell returns the medians of the results of cache on t (a trace at a
+// capacity) with g goroutines.
+func (r *Report) Cell(t Trace, cache string, g int) (Cell, bool) {
 	var hit, rd, wr, ps []float64
 	for _, x := range r.Results {
-		if x.Trace == trace && x.Cache == cache && x.Goroutines == g {
+		if x.Trace == t.Name && x.Capacity == t.Capacity && x.Cache == cache && x.Goroutines == g {
 			hit = append(hit, x.HitRatio())
 			rd = append(rd, x.ReadNs())
 			wr = append(wr, x.WriteNs())
@@ -44,9 +45,9 @@ func (r *Report) Cell(trace, cache string, g int) (Cell, bool) {
 	return Cell{report.Median(hit), report.Median(rd), report.Median(wr), report.Median(ps)}, true
 }
 
-// Table returns a trace's table with g goroutines, ratios to cachekit's
-// times.
-func (r *Report) Table(trace string, g int) string {
+// Table returns the table of t (a trace at a capacity) with g goroutines,
+// ratios to cachekit's times.
+func (r *Report) Table(trace Trace, g int) string {
 	t := report.NewTable("cache", ">hit %", ">read ns/op", ">write ns/op", ">M requests/s")
 	base, hasBase := r.Cell(trace, "cachekit", g)
 	for _, c := range r.Caches {
@@ -74,7 +75,7 @@ func (r *Report) Chart(dir string) (string, error) {
 	for _, tr := range r.Traces {
 		s := chart.Series{Name: fmt.Sprintf("%s @%d", tr.Name, tr.Capacity)}
 		for _, c := range r.Caches {
-			x, _ := r.Cell(tr.Name, c, g)
+			x, _ := r.Cell(tr.Trace, c, g)
 			s.Values = append(s.Values, x.PerSec/1e6)
 		}
 		ch.Series = append(ch.Series, s)
@@ -109,7 +110,7 @@ func (r *Report) Markdown(chartFile string) string {
 		fmt.Fprintf(&b, "## %s @%s\n\n", t.Name, report.Thousands(t.Capacity))
 		for _, g := range r.Goroutines {
 			fmt.Fprintf(&b, "### %d goroutines\n\n", g)
-			b.WriteString(r.Table(t.Name, g))
+			b.WriteString(r.Table(t.Trace, g))
 		}
 	}
 	b.WriteString("## Caches\n\n")

@@ -140,10 +140,10 @@ const (
 // (s = 1.01) or uniform, each rank turned into a random-looking key by a
 // bijective mix; a read is a Get followed by a Set on a miss, a write a
 // Set; read shares 100%, 90%, 75% and 50%. Caches are pre-filled with
-// 2× capacity keys drawn from the same distribution after the stream (not
-// the stream's own first keys: a goroutine starting just before them would
-// find them cached), so the bounded ones are full and evicting when timing
-// starts. The stream is 40× the capacity rounded up to a power of two
+// keys drawn from the same distribution after the stream (not the
+// stream's own first keys: a goroutine starting just before them would
+// find them cached) until 2× capacity distinct keys are drawn, so the
+// bounded ones are full and evicting when timing starts. The stream is 40× the capacity rounded up to a power of two
 // (4,194,304 keys for 100,000).
 func Evict(dist Distribution, capacity int) (*Workload, error) {
 	if capacity < 16 {
@@ -152,7 +152,20 @@ func Evict(dist Distribution, capacity int) (*Workload, error) {
 	space := uint64(capacity) * EvictKeySpaceFactor
 	n := 1 << bits.Len(uint(evictStreamFactor*capacity-1))
 	keys := make([]uint64, n)
-	prefill := make([]uint64, 2*capacity)
+	var prefill []uint64
+	// fill draws pre-fill keys until 2× capacity distinct ones are drawn,
+	// keeping the repeats (the policies see the distribution's skew): a
+	// skewed distribution's 2× capacity draws hold far fewer distinct keys
+	// (Zipf: 62,521 for a capacity of 100,000) and would leave the caches
+	// part empty.
+	fill := func(draw func() uint64) {
+		seen := make(map[uint64]struct{}, 2*capacity)
+		for len(seen) < 2*capacity {
+			k := draw()
+			seen[k] = struct{}{}
+			prefill = append(prefill, k)
+		}
+	}
 	var desc string
 	switch dist {
 	case Zipf:
@@ -161,9 +174,7 @@ func Evict(dist Distribution, capacity int) (*Workload, error) {
 		for i := range keys {
 			keys[i] = mix64(z.Uint64())
 		}
-		for i := range prefill {
-			prefill[i] = mix64(z.Uint64())
-		}
+		fill(func() uint64 { return mix64(z.Uint64()) })
 		desc = fmt.Sprintf("a %d-key stream drawn from a Zipf distribution (s = %.2f, math/rand/v2) over %d keys (%d× the capacity)",
 			n, EvictZipfS, space, EvictKeySpaceFactor)
 	case Uniform:
@@ -171,17 +182,15 @@ func Evict(dist Distribution, capacity int) (*Workload, error) {
 		for i := range keys {
 			keys[i] = mix64(r.Uint64N(space))
 		}
-		for i := range prefill {
-			prefill[i] = mix64(r.Uint64N(space))
-		}
+		fill(func() uint64 { return mix64(r.Uint64N(space)) })
 		desc = fmt.Sprintf("a %d-key stream drawn uniformly over %d keys (%d× the capacity)", n, space, EvictKeySpaceFactor)
 	default:
 		return nil, fmt.Errorf("workload: unknown distribution %q", dist)
 	}
 	return &Workload{
 		Name: "evict-" + string(dist),
-		Description: desc + fmt.Sprintf("; capacity %d, pre-filled with %d further keys drawn the same way; a read is a Get and a Set on a miss, a write a Set",
-			capacity, 2*capacity),
+		Description: desc + fmt.Sprintf("; capacity %d, pre-filled with %d further keys drawn the same way (until %d distinct); a read is a Get and a Set on a miss, a write a Set",
+			capacity, len(prefill), 2*capacity),
 		Keys:        keys,
 		KeySpace:    int(space),
 		Capacity:    capacity,
