@@ -3,18 +3,20 @@ package cachekit
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/cachekit/cachekit/internal/policy"
 )
 
+// MaxInitialCapacity is the largest Options.InitialCapacity: 2^32 on 64-bit
+// platforms, where room for that many entries is an index of tens of GiB
+// already, and 2^26 on 32-bit ones. A larger value is a mistake, reported
+// as one rather than tried.
+const MaxInitialCapacity = min(1<<32, math.MaxInt>>5)
+
 // Options configures a Cache. The zero value is a valid configuration: an
 // unbounded cache whose entries never expire.
-// MaxInitialCapacity is the largest Options.InitialCapacity: room for 2^32
-// entries is an index of tens of GiB already, and a larger value is a
-// mistake, reported as one rather than tried.
-const MaxInitialCapacity = 1 << 32
-
 type Options[K comparable, V any] struct {
 	// MaxEntries bounds the cache by its number of entries. At most one of
 	// MaxEntries and MaxWeight may be set; when neither is, the cache is

@@ -183,7 +183,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(intSizeFlag{&o.MaxKeyBytes}, "max-key-bytes", "longest key accepted (at most 65535)")
 	fs.Var(intSizeFlag{&o.MaxValueBytes}, "max-value-bytes", "largest value accepted (a PUT body or one POSTed entry)")
 	fs.Var(sizeFlag{&o.MaxBodyBytes}, "max-body-bytes", "largest POST /v1/entries body")
-	fs.Var(intSizeFlag{&o.MaxHeaderBytes}, "max-header-bytes", "largest request line and headers (default 64 KiB; at least 3 × max-key-bytes + 4 KiB)")
+	fs.Var(intSizeFlag{&o.MaxHeaderBytes}, "max-header-bytes", "largest request line and headers; unless set, raised to 3 × max-key-bytes + 4 KiB if that is larger")
 	fs.DurationVar(&o.ReadHeaderTimeout, "read-header-timeout", o.ReadHeaderTimeout, "time allowed to read a request's headers")
 	fs.DurationVar(&o.ReadTimeout, "read-timeout", o.ReadTimeout, "time allowed to read a whole request")
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", o.WriteTimeout, "time allowed to write a response")

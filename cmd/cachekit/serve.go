@@ -107,12 +107,20 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 		}
 		o.Tier = tier.tier
 	}
-	valueSet := false
-	fs.Visit(func(f *flag.Flag) { valueSet = valueSet || f.Name == "max-value-bytes" })
+	valueSet, headerSet := false, false
+	fs.Visit(func(f *flag.Flag) {
+		valueSet = valueSet || f.Name == "max-value-bytes"
+		headerSet = headerSet || f.Name == "max-header-bytes"
+	})
 	if !valueSet {
 		// The server's default, which it lowers if --max-bytes is too
 		// small for it (service.Options.MaxValueBytes).
 		o.MaxValueBytes = 0
+	}
+	if !headerSet {
+		// The server's default, which it raises if --max-key-bytes needs
+		// it (service.Options.MaxHeaderBytes).
+		o.MaxHeaderBytes = 0
 	}
 	s, err := service.New(o)
 	if err != nil {
