@@ -71,9 +71,10 @@ func (r *reads) get(ctx, cctx context.Context, key string, start time.Time) read
 	if r.inFlight < r.maxInFlight {
 		r.inFlight++
 		r.mu.Unlock()
-		res := r.one(cctx, key)
-		r.release()
-		return res
+		// Deferred: a read that panics (in a hook of the client) must
+		// give its round trip back too, or Close would wait for it.
+		defer r.release()
+		return r.one(cctx, key)
 	}
 	q := &queuedRead{key: key, start: start, done: make(chan struct{})}
 	r.queue = append(r.queue, q)

@@ -249,3 +249,104 @@ func TestReadsPipelineFails(t *testing.T) {
 		t.Fatalf("stats %+v: want 6 failed or skipped L2 reads and 6 loads", st)
 	}
 }
+
+// One coalesced pipeline holding a value, a tombstone, foreign bytes, a
+// list (WRONGTYPE), an absent key and a value of another fingerprint:
+// every caller gets its own answer, each counted once.
+func TestReadsPipelineMixedEntries(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		client, _ := b.client(t)
+		src := newSource()
+		for _, k := range []string{"k0", "ka", "kb", "kc", "kd", "ke", "kf"} {
+			src.set(k, "src-"+k)
+		}
+		c := newTier(t, client, src, func(o *Options[string]) { o.ReadsInFlight = 1 })
+		other := newTier(t, client, src, func(o *Options[string]) { o.Prefix = c.prefix; o.Version = "other" })
+		p := c.prefix
+		must := func(err error) {
+			t.Helper()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(other.Set(ctx, "k0", "x")) // k0: incompatible too; it's the held one
+		must(c.core.client.Set(ctx, p+"kc", "foreign bytes", time.Minute).Err())
+		must(client.RPush(ctx, p+"kd", "x").Err())
+		must(other.Set(ctx, "kf", "other version"))
+		w := newTier(t, client, src, func(o *Options[string]) { o.Prefix = c.prefix })
+		must(w.Set(ctx, "ka", "redis-ka"))
+		must(w.Set(ctx, "kb", "b"))
+		must(w.Delete(ctx, "kb"))
+		waitSubscribed(t, c)
+		g := newGate(p + "k0")
+		client.AddHook(g)
+		type res struct {
+			k, v string
+			err  error
+		}
+		out := make(chan res, 7)
+		get := func(k string) {
+			go func() { v, err := c.Get(ctx, k); out <- res{k, v, err} }()
+		}
+		get("k0")
+		<-g.entered
+		for _, k := range []string{"ka", "kb", "kc", "kd", "ke", "kf"} {
+			get(k)
+		}
+		eventually(t, 10*time.Second, "queued", func() bool { return queuedReads(c) == 6 })
+		close(g.release)
+		want := map[string]string{"k0": "src-k0", "ka": "redis-ka", "kb": "src-kb", "kc": "src-kc", "kd": "src-kd", "ke": "src-ke", "kf": "src-kf"}
+		for range 7 {
+			r := <-out
+			if r.err != nil || r.v != want[r.k] {
+				t.Errorf("Get(%s) = %q, %v; want %q", r.k, r.v, r.err, want[r.k])
+			}
+		}
+		st := c.Stats()
+		if st.L2Reads != 7 || st.L2Hits != 1 || st.L2Misses != 2 || st.L2Incompatible != 4 || st.L2Errors != 0 || st.Loads != 6 {
+			t.Fatalf("stats: reads %d hits %d misses %d incompatible %d errors %d loads %d; want 7 1 2 4 0 6",
+				st.L2Reads, st.L2Hits, st.L2Misses, st.L2Incompatible, st.L2Errors, st.Loads)
+		}
+	})
+}
+
+// GetMany with every key twice, some in Redis (one a tombstone), some
+// only in the source: one read and at most one load per key.
+func TestGetManyDuplicateKeys(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, b backend) {
+		ctx := context.Background()
+		client, _ := b.client(t)
+		src := newSource()
+		for i := range 20 {
+			src.set(fmt.Sprint("k", i), fmt.Sprint("src", i))
+		}
+		w := newTier(t, client, src, nil)
+		setKeys(t, w, 10)
+		if err := w.Delete(ctx, "k3"); err != nil {
+			t.Fatal(err)
+		}
+		c := newTier(t, client, src, func(o *Options[string]) { o.Prefix = w.prefix; o.ReadsInFlight = 1 })
+		var keys []string
+		for i := range 20 {
+			keys = append(keys, fmt.Sprint("k", i), fmt.Sprint("k", i))
+		}
+		m, err := c.GetMany(ctx, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 20 {
+			want := fmt.Sprint("v", i)
+			if i >= 10 || i == 3 {
+				want = fmt.Sprint("src", i)
+			}
+			if m[fmt.Sprint("k", i)] != want {
+				t.Errorf("k%d = %q want %q", i, m[fmt.Sprint("k", i)], want)
+			}
+		}
+		st := c.Stats()
+		if st.L2Reads != 20 || st.L2Hits != 9 || st.L2Misses != 11 || st.Loads != 11 {
+			t.Fatalf("reads %d hits %d misses %d loads %d", st.L2Reads, st.L2Hits, st.L2Misses, st.Loads)
+		}
+	})
+}

@@ -75,7 +75,7 @@ func BenchmarkRead(b *testing.B) {
 		defer cpuPerOp(b)()
 		for b.Loop() {
 			i++
-			c.read(ctx, c.prefix+keys[i%nkeys])
+			c.read(ctx, keys[i%nkeys])
 		}
 	})
 	b.Run("loading-over-get", func(b *testing.B) {

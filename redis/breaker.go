@@ -34,22 +34,40 @@ func (s BreakerState) String() string {
 // probe, half-open): its success closes the breaker, its failure opens it
 // again for openFor. The closed state's checks are single atomic loads, so
 // a healthy Redis pays no lock.
+//
+// Every call that allow admits carries a ticket: the state it was admitted
+// in and the number of that state (each change of state starts a new
+// one). A result changes the breaker only if the state it was admitted in
+// is still the current one: a call admitted while closed that fails after
+// the breaker has opened (or half-opened, or closed again) counts for
+// nothing; and since no call but the probe is admitted while half-open,
+// only the probe's result ends that state. (Without tickets, a late
+// failure of an old call would reopen a half-open breaker and hide the
+// probe's success, and a late neutral would let a second probe through
+// while the first is in flight.)
 type breaker struct {
-	threshold int32
+	threshold int64
 	openFor   time.Duration
 	clock     cachekit.Clock // nil: time.Now
 	onChange  func(from, to BreakerState)
 
-	state    atomic.Uint32 // BreakerState
-	failures atomic.Int32  // consecutive failures while closed
+	// state is the current state's ticket: its number << 2 | its
+	// BreakerState, in one word so that allow reads both at once.
+	state    atomic.Uint64
+	failures atomic.Int64  // consecutive failures while closed; written under mu
 	opens    atomic.Uint64 // times the breaker opened
 
 	mu       sync.Mutex // guards transitions and openedAt
 	openedAt time.Time
 }
 
+// ticket identifies the state a call was admitted in (see breaker).
+type ticket uint64
+
+func (t ticket) state() BreakerState { return BreakerState(t & 3) }
+
 func newBreaker(threshold int, openFor time.Duration, clock cachekit.Clock, onChange func(from, to BreakerState)) *breaker {
-	return &breaker{threshold: int32(threshold), openFor: openFor, clock: clock, onChange: onChange}
+	return &breaker{threshold: int64(threshold), openFor: openFor, clock: clock, onChange: onChange}
 }
 
 func (b *breaker) now() time.Time {
@@ -59,72 +77,87 @@ func (b *breaker) now() time.Time {
 	return time.Now()
 }
 
-func (b *breaker) State() BreakerState { return BreakerState(b.state.Load()) }
+func (b *breaker) State() BreakerState { return b.current().state() }
 
-// allow reports whether a call may go to Redis. A true answer must be
-// followed by exactly one of success, failure or neutral.
-func (b *breaker) allow() bool {
-	if b.State() == BreakerClosed {
-		return true
+func (b *breaker) current() ticket { return ticket(b.state.Load()) }
+
+// allow reports whether a call may go to Redis, with the call's ticket. A
+// true answer must be followed by exactly one of success, failure or
+// neutral with that ticket, whatever happens to the call (a panic
+// included: see core.call), or a half-open breaker would wait for its
+// probe for ever.
+func (b *breaker) allow() (ticket, bool) {
+	if t := b.current(); t.state() == BreakerClosed {
+		return t, true
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch b.State() {
+	t := b.current()
+	switch t.state() {
 	case BreakerClosed:
-		return true
+		b.mu.Unlock()
+		return t, true
 	case BreakerOpen:
 		if b.now().Sub(b.openedAt) >= b.openFor {
 			b.set(BreakerHalfOpen)
-			return true // this call is the probe
+			t = b.current()
+			b.unlock(BreakerOpen, BreakerHalfOpen)
+			return t, true // this call is the probe
 		}
 	}
-	return false
+	b.mu.Unlock()
+	return 0, false
 }
 
 // success reports a call that Redis answered.
-func (b *breaker) success() {
-	if b.State() == BreakerClosed {
-		if b.failures.Load() != 0 {
-			b.failures.Store(0)
-		}
-		return
+func (b *breaker) success(t ticket) {
+	if t.state() == BreakerClosed && b.failures.Load() == 0 {
+		return // the common case: nothing to change
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.State() == BreakerHalfOpen {
-		b.failures.Store(0)
-		b.set(BreakerClosed)
+	from := b.current().state()
+	if b.current() == t {
+		switch t.state() {
+		case BreakerClosed:
+			b.failures.Store(0)
+		case BreakerHalfOpen: // the probe
+			b.failures.Store(0)
+			b.set(BreakerClosed)
+		}
 	}
+	b.unlock(from, b.current().state())
 }
 
 // failure reports a call that failed for Redis's sake (timeout, network).
-func (b *breaker) failure() {
-	if b.State() == BreakerClosed && b.failures.Add(1) < b.threshold {
-		return
-	}
+func (b *breaker) failure(t ticket) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch b.State() {
-	case BreakerClosed:
-		if b.failures.Load() >= b.threshold {
+	from := b.current().state()
+	if b.current() == t {
+		switch t.state() {
+		case BreakerClosed:
+			if b.failures.Add(1) >= b.threshold {
+				b.open()
+			}
+		case BreakerHalfOpen: // the probe
 			b.open()
 		}
-	case BreakerHalfOpen:
-		b.open()
 	}
+	b.unlock(from, b.current().state())
 }
 
 // neutral reports a call that tells nothing about Redis (its caller gave
-// up first). A probe that ends so lets the next call probe again.
-func (b *breaker) neutral() {
-	if b.State() != BreakerHalfOpen {
+// up first, or it panicked). A probe that ends so lets the next call probe
+// again.
+func (b *breaker) neutral(t ticket) {
+	if t.state() != BreakerHalfOpen {
 		return
 	}
 	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.State() == BreakerHalfOpen {
+	if b.current() == t { // the probe
 		b.set(BreakerOpen) // openedAt unchanged: the next call probes
+		b.unlock(BreakerHalfOpen, BreakerOpen)
+		return
 	}
+	b.mu.Unlock()
 }
 
 // open opens the breaker. The caller holds b.mu.
@@ -135,11 +168,19 @@ func (b *breaker) open() {
 	b.set(BreakerOpen)
 }
 
-// set changes the state. The caller holds b.mu.
+// set changes the state, starting a new one (whose tickets differ from all
+// earlier ones). The caller holds b.mu.
 func (b *breaker) set(s BreakerState) {
-	from := b.State()
-	b.state.Store(uint32(s))
-	if b.onChange != nil && from != s {
-		b.onChange(from, s)
+	next := (b.state.Load()>>2 + 1) << 2
+	b.state.Store(next | uint64(s))
+}
+
+// unlock releases b.mu, which the caller holds, and then reports a change
+// of state from from to to (if they differ) to onChange: outside the lock,
+// so that a slow logger holds no call back.
+func (b *breaker) unlock(from, to BreakerState) {
+	b.mu.Unlock()
+	if b.onChange != nil && from != to {
+		b.onChange(from, to)
 	}
 }

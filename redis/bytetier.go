@@ -17,7 +17,8 @@ import (
 // DefaultBytePrefix is the default ByteTierOptions.Prefix.
 const DefaultBytePrefix = "cachekit:bytes:"
 
-// ErrClosed is returned by the methods of a ByteTier after Close.
+// ErrClosed is returned by the methods of a ByteTier, and by Set and
+// Delete of a Cache, after Close.
 var ErrClosed = errors.New("redis: closed")
 
 // ByteTierOptions configures a ByteTier. Client is required; every other
@@ -247,7 +248,8 @@ func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl 
 	if t.life.Err() != nil {
 		return dst, 0, false, ErrClosed
 	}
-	if !t.brk.allow() {
+	tk, ok := t.brk.allow()
+	if !ok {
 		t.st.l2Skipped.Add(1)
 		return dst, 0, false, ErrUnavailable
 	}
@@ -255,9 +257,12 @@ func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl 
 	start := time.Now()
 	cctx, cancel := t.callContext(ctx, start)
 	defer cancel()
-	raw, err := t.client.Get(cctx, t.prefix+string(key)).Result()
+	var raw string
+	err = t.call(ctx, tk, func() (err error) {
+		raw, err = t.client.Get(cctx, t.prefix+string(key)).Result()
+		return err
+	})
 	t.st.observeRead(time.Since(start))
-	t.report(ctx, err)
 	switch {
 	case errors.Is(err, goredis.Nil):
 		t.st.l2Misses.Add(1)
@@ -267,7 +272,9 @@ func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl 
 		t.incompatible(key, err)
 		return dst, 0, false, nil
 	case err != nil:
-		t.st.l2Errors.Add(1)
+		if ctx.Err() == nil { // else the caller gave up: no failure of Redis
+			t.st.l2Errors.Add(1)
+		}
 		return dst, 0, false, fmt.Errorf("redis: reading %q: %w", key, err)
 	}
 	kind, fp, exp, ok := parseHeader(raw)
@@ -302,11 +309,13 @@ func (t *ByteTier) incompatible(key []byte, err error) {
 // Set stores value under key for ttl (negative: no expiry; zero is an
 // error) and publishes key's invalidation, in one round trip. If the write
 // succeeds but the publication fails, the error says so: other instances
-// may keep their old copies.
+// may keep their old copies. After Close, Set returns ErrClosed; Close
+// waits for the Sets in flight.
 func (t *ByteTier) Set(ctx context.Context, key, value []byte, ttl time.Duration) error {
-	if t.life.Err() != nil {
+	if !t.beginWrite() {
 		return ErrClosed
 	}
+	defer t.endWrite()
 	if ttl == 0 {
 		return fmt.Errorf("redis: setting %q: zero TTL (negative means no expiry)", key)
 	}
@@ -327,11 +336,13 @@ func (t *ByteTier) Set(ctx context.Context, key, value []byte, ttl time.Duration
 }
 
 // Delete removes key, reporting whether Redis held it, and publishes its
-// invalidation (whether or not it was there), in one round trip.
+// invalidation (whether or not it was there), in one round trip. After
+// Close, Delete returns ErrClosed; Close waits for the Deletes in flight.
 func (t *ByteTier) Delete(ctx context.Context, key []byte) (bool, error) {
-	if t.life.Err() != nil {
+	if !t.beginWrite() {
 		return false, ErrClosed
 	}
+	defer t.endWrite()
 	skey := string(key)
 	var del *goredis.IntCmd
 	_, err := t.writeAndPublish(ctx, skey, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {
@@ -344,10 +355,14 @@ func (t *ByteTier) Delete(ctx context.Context, key []byte) (bool, error) {
 // Stats returns the tier's counters: the L2 fields count its Redis calls
 // (L2Hits, L2Misses, L2Incompatible and L2Errors its Gets, L2Writes and
 // L2WriteErrors its Sets and Deletes, L2Skipped the calls refused by the
-// breaker); the L1, Local and Load fields are zero.
+// breaker; a call that fails because its caller's context ended is no
+// error of Redis and counts in neither L2Errors nor L2WriteErrors); the
+// L1, Local and Load fields are zero.
 func (t *ByteTier) Stats() Stats { return t.stats() }
 
-// Close stops the subscription and waits for its goroutine; the handlers
-// are not called afterwards, and the methods return ErrClosed. The Redis
-// client stays open. Close is idempotent.
+// Close stops the subscription and waits for its goroutine and for the
+// Sets and Deletes in flight (each ends within Timeout), so that nothing is
+// written after Close has returned; the handlers are not called
+// afterwards, and the methods return ErrClosed. The Redis client stays
+// open. Close is idempotent.
 func (t *ByteTier) Close() { t.closeOnce.Do(t.stop) }

@@ -589,3 +589,65 @@ func TestByteTierReadAcrossResubscription(t *testing.T) {
 		t.Fatalf("Get = ttl %v, %v, %v; want the value with a TTL of at most DegradedTTL (1s)", r.ttl, r.ok, r.err)
 	}
 }
+
+// A Get whose caller's context has ended is no error of Redis: it is not
+// counted in L2Errors (nor does it tell the breaker anything).
+func TestByteTierCallerGivingUpIsNoRedisError(t *testing.T) {
+	checkLeaks(t)
+	s := standalone(t)
+	b := backend{name: "standalone", addrs: []string{s.Addr()}}
+	cl, _ := b.client(t)
+	bt, err := NewByteTier(ByteTierOptions{Client: cl, Prefix: testPrefix(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bt.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, _, _, err := bt.Get(ctx, nil, []byte("k")); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Get with a cancelled context: %v, want context.Canceled", err)
+	}
+	if err := bt.Set(ctx, []byte("k"), []byte("v"), time.Minute); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Set with a cancelled context: %v, want context.Canceled", err)
+	}
+	if st := bt.Stats(); st.L2Errors != 0 || st.L2WriteErrors != 0 {
+		t.Fatalf("L2Errors %d, L2WriteErrors %d after the caller's own cancellation, want 0, 0", st.L2Errors, st.L2WriteErrors)
+	}
+}
+
+// Close waits for a Set in flight: nothing is written after Close has
+// returned.
+func TestByteTierCloseWaitsForSet(t *testing.T) {
+	checkLeaks(t)
+	s := standalone(t)
+	cl := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = cl.Close() })
+	bt, err := NewByteTier(ByteTierOptions{Client: cl, Prefix: testPrefix(t), Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold := newPipeHold("set")
+	cl.AddHook(hold)
+	done := make(chan error)
+	go func() { done <- bt.Set(context.Background(), []byte("k"), []byte("v"), time.Minute) }()
+	<-hold.entered
+	closed := make(chan struct{})
+	go func() { bt.Close(); close(closed) }()
+	eventually(t, 10*time.Second, "Close has begun", func() bool {
+		_, err := bt.Delete(context.Background(), []byte("other"))
+		return errors.Is(err, ErrClosed)
+	})
+	select {
+	case <-closed:
+		t.Fatal("Close returned while a Set was writing")
+	default:
+	}
+	close(hold.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	<-closed
+	if _, written := rawGet(t, cl, testPrefix(t)+"k"); !written {
+		t.Fatal("the Set in flight did not write")
+	}
+}

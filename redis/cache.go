@@ -9,6 +9,7 @@ import (
 	mrand "math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cachekit/cachekit"
@@ -55,18 +56,55 @@ type Cache[V any] struct {
 	fromString func(string) V
 	closeOnce  sync.Once
 
-	// writeMu orders this instance's Sets and Deletes of a key: each
-	// holds its key's stripe across its change of L1 and its Redis
-	// write, so that the two tiers end with the same last write (this
-	// instance ignores its own invalidations, so nothing would mend it).
-	writeMu   [writeStripes]sync.Mutex
-	writeSeed maphash.Seed
+	// stripes order this instance's Sets and Deletes of a key, and tell
+	// the reads of Redis that race them (see change).
+	stripes    [writeStripes]stripe
+	stripeSeed maphash.Seed
 }
 
 const writeStripes = 256
 
-func (c *Cache[V]) writeLock(key string) *sync.Mutex {
-	return &c.writeMu[maphash.String(c.writeSeed, key)%writeStripes]
+// stripe is the state shared by this instance's Sets and Deletes of the
+// keys that hash to it (see change).
+type stripe struct {
+	// lock holds a token while a Set or Delete holds the stripe: a
+	// channel rather than a mutex, so that a caller whose context ends
+	// while it waits gives up.
+	lock chan struct{}
+	// writing is set while the holder changes L1 and writes Redis;
+	// raced is set by a read of Redis that starts meanwhile.
+	writing, raced atomic.Bool
+}
+
+// acquire takes s's lock. If another Set or Delete holds it, acquire waits
+// for it, unless ctx ends first (it returns ctx.Err()) or closing is
+// closed (ErrClosed).
+func (s *stripe) acquire(ctx context.Context, closing <-chan struct{}) error {
+	select {
+	case s.lock <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case s.lock <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-closing:
+		return ErrClosed
+	}
+}
+
+func (c *Cache[V]) stripe(key string) *stripe {
+	return &c.stripes[maphash.String(c.stripeSeed, key)%writeStripes]
+}
+
+// noteRead is called by every read of key's Redis entry before it is
+// sent (see change).
+func (s *stripe) noteRead() {
+	if s.writing.Load() {
+		s.raced.Store(true)
+	}
 }
 
 // write is a loaded value waiting to be written to Redis.
@@ -96,7 +134,10 @@ func New[V any](opts Options[V]) (*Cache[V], error) {
 		exactTTL:     opts.ExactTTL,
 		cas:          goredis.NewScript(casScript),
 		queue:        make(chan write, opts.WriteQueue),
-		writeSeed:    maphash.MakeSeed(),
+		stripeSeed:   maphash.MakeSeed(),
+	}
+	for i := range c.stripes {
+		c.stripes[i].lock = make(chan struct{}, 1)
 	}
 	if _, ok := any(opts.Codec).(StringCodec); ok {
 		c.fromString, _ = any(func(s string) string { return s }).(func(string) V)
@@ -164,43 +205,94 @@ func (c *Cache[V]) GetMany(ctx context.Context, keys []string) (map[string]V, er
 // Set stores value for key in L1 and in Redis (with Options.TTL), and
 // publishes an invalidation so that other instances drop the key from
 // their L1. A load of key in flight when Set is called (here or in another
-// instance) does not overwrite it in either tier. If value cannot be
-// encoded, Set returns the codec's error and changes nothing. If Redis
-// fails, L1 holds the new value but the error is returned: Redis and the
-// other instances may still serve the old one. Sets and Deletes of one
-// key in one instance run one at a time (each waits for the previous
-// one's Redis write), so both tiers keep the last.
+// instance) does not overwrite it in either tier, nor does a load of this
+// instance that reads Redis before the new value is there. If value
+// cannot be encoded, Set returns the codec's error and changes nothing.
+// If Redis fails, L1 holds the new value but the error is returned: Redis
+// and the other instances may still serve the old one.
+//
+// Sets and Deletes of one key in one instance run one at a time (each
+// waits for the previous one's Redis write), so both tiers keep the last;
+// if ctx ends while Set waits for its turn, Set returns an error wrapping
+// ctx.Err() and changes nothing. After Close, Set returns ErrClosed; Close
+// waits for the Sets in flight.
 func (c *Cache[V]) Set(ctx context.Context, key string, value V) error {
 	env, err := c.encode(value)
 	if err != nil {
 		return fmt.Errorf("redis: encoding the value of %q: %w", key, err)
 	}
-	mu := c.writeLock(key)
-	mu.Lock()
-	defer mu.Unlock()
-	c.l1.Set(key, value)
-	return c.writeAndPublish(ctx, key, env)
+	return c.change(ctx, key, func() { c.l1.Set(key, value) }, func() error {
+		return c.writeAndPublish(ctx, key, env)
+	})
 }
 
 // Delete removes key from L1 and from Redis (leaving a tombstone there for
 // Options.TombstoneTTL) and publishes an invalidation. A load of key in
 // flight when Delete is called (here or in another instance) stores its
-// result in neither tier. If Redis fails, the error is returned; the key
-// is gone from this instance's L1 all the same.
+// result in neither tier, nor does a load of this instance that reads
+// Redis before the tombstone is there. If Redis fails, the error is
+// returned; the key is gone from this instance's L1 all the same. Delete
+// waits for its turn as Set does, and returns ErrClosed after Close.
 func (c *Cache[V]) Delete(ctx context.Context, key string) error {
-	mu := c.writeLock(key)
-	mu.Lock()
-	defer mu.Unlock()
-	c.l1.Delete(key)
-	env := newEnvelope(kindTomb, mrand.Uint64(), 0, expiresAt(c.tombstoneTTL), 0)
-	_, err := c.core.writeAndPublish(ctx, key, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {
-		// A relative expiry: the tombstone must outlive the loads it
-		// stops by TombstoneTTL of the server's time, whatever this
-		// machine's clock says (a PXAT from a clock running behind the
-		// server's by more than TombstoneTTL would delete the key at once).
-		return p.Do(ctx, "set", c.prefix+key, env, "px", c.tombstoneTTL.Milliseconds())
+	return c.change(ctx, key, func() { c.l1.Delete(key) }, func() error {
+		env := newEnvelope(kindTomb, mrand.Uint64(), 0, expiresAt(c.tombstoneTTL), 0)
+		_, err := c.core.writeAndPublish(ctx, key, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {
+			// A relative expiry: the tombstone must outlive the loads it
+			// stops by TombstoneTTL of the server's time, whatever this
+			// machine's clock says (a PXAT from a clock running behind the
+			// server's by more than TombstoneTTL would delete the key at once).
+			return p.Do(ctx, "set", c.prefix+key, env, "px", c.tombstoneTTL.Milliseconds())
+		})
+		return err
 	})
-	return err
+}
+
+// change runs a Set or Delete of key: local changes L1, then remote
+// writes Redis (and publishes), with key's stripe held throughout, so that
+// this instance's changes of a key reach both tiers in the same order
+// (this instance ignores its own invalidations: nothing would mend L1).
+//
+// L1 must also not end with what Redis held before the write. A load of
+// key in flight when local runs is overtaken by it (it stores nothing).
+// But L1 may lose the key while remote is on its way (a flush, an
+// eviction, another instance's invalidation, or local itself, in a
+// Delete), and a Get that misses it then starts a load that may read the
+// old entry from Redis, before the write lands, and store it in L1, where
+// it would stay after change returned. So every read of Redis notes, in
+// key's stripe, whether it started while a change was under way
+// (noteRead); if one did, change drops the key from L1 once remote has
+// returned, overtaking such a load if it has not stored yet. A read that
+// starts after remote has returned finds the new entry (or a later one).
+// A read that saw no change under way either started before local (its
+// load is overtaken) or after remote returned.
+//
+// change never puts a value back into L1 afterwards, even its own: by
+// then another instance may have written the key after this write and
+// its invalidation may already have been applied here, so the value would
+// be stale with nothing to drop it. It only drops: the next Get reads
+// Redis, which holds this write or a later one. When no read raced (the
+// usual case), L1 keeps what local left, and a Set's value stays an L1
+// hit. Reads of other keys of the stripe count as racing: they only cost
+// a drop.
+func (c *Cache[V]) change(ctx context.Context, key string, local func(), remote func() error) error {
+	if !c.beginWrite() {
+		return ErrClosed
+	}
+	defer c.endWrite()
+	s := c.stripe(key)
+	if err := s.acquire(ctx, c.life.Done()); err != nil {
+		return fmt.Errorf("redis: waiting to write %q: %w", key, err)
+	}
+	s.writing.Store(true)
+	defer func() {
+		s.writing.Store(false)
+		if s.raced.Swap(false) {
+			c.l1.Delete(key)
+		}
+		<-s.lock
+	}()
+	local()
+	return remote()
 }
 
 // wallClock is the time source of the expiry times written to Redis (a
@@ -256,19 +348,24 @@ const (
 // read reads key's Redis entry and its remaining TTL (negative: none) in one
 // round trip: a GET, the TTL computed from the expiry in the envelope; with
 // ExactTTL, a GET and a PTTL. It also returns the time the read started.
-func (c *Cache[V]) read(ctx context.Context, rkey string) (entry, time.Duration, l2, time.Time) {
+func (c *Cache[V]) read(ctx context.Context, key string) (entry, time.Duration, l2, time.Time) {
+	c.stripe(key).noteRead()
 	start := time.Now()
-	if !c.brk.allow() {
+	tk, ok := c.brk.allow()
+	if !ok {
 		c.st.l2Skipped.Add(1)
 		return entry{}, 0, l2Unavailable, start
 	}
 	cctx, cancel := c.callContext(ctx, start)
 	defer cancel()
-	res := c.reads.get(ctx, cctx, rkey, start)
+	rkey := c.prefix + key
+	var res readResult
+	err := c.call(ctx, tk, func() error {
+		res = c.reads.get(ctx, cctx, rkey, start)
+		return res.err
+	})
 	end := time.Now()
 	c.st.observeRead(end.Sub(start))
-	err := res.err
-	c.report(ctx, err)
 	switch {
 	case errors.Is(err, goredis.Nil):
 		return entry{}, 0, l2Absent, start
@@ -325,7 +422,7 @@ func (p prober[V]) Probe(ctx context.Context, key string) (context.Context, V, t
 	if c.clock != nil {
 		born = c.clock.Now()
 	}
-	e, ttl, found, start := c.read(ctx, c.prefix+key)
+	e, ttl, found, start := c.read(ctx, key)
 	if c.clock == nil {
 		born = start
 	}
@@ -391,7 +488,7 @@ func (c *Cache[V]) load(ctx context.Context, key string) (V, error) {
 		}
 		var ttl time.Duration
 		var start time.Time
-		p.e, ttl, p.found, start = c.read(ctx, rkey)
+		p.e, ttl, p.found, start = c.read(ctx, key)
 		if c.clock == nil {
 			p.born = start
 		}
@@ -438,6 +535,11 @@ func (c *Cache[V]) decode(e entry) (v V, err error) {
 	return v, err
 }
 
+// errCodecDst is returned by encode for a codec whose Append does not
+// append to the slice it is given (it returns a fresh slice, or
+// overwrites it).
+var errCodecDst = errors.New("the codec's Append did not append to dst")
+
 // encode returns value's envelope, never panicking.
 func (c *Cache[V]) encode(value V) (env []byte, err error) {
 	defer func() {
@@ -445,7 +547,17 @@ func (c *Cache[V]) encode(value V) (env []byte, err error) {
 			err = fmt.Errorf("the codec panicked: %v", r)
 		}
 	}()
-	return c.codec.Append(newEnvelope(kindValue, mrand.Uint64(), c.fp, expiresAt(c.ttl), 64), value)
+	env = newEnvelope(kindValue, mrand.Uint64(), c.fp, expiresAt(c.ttl), 64)
+	var header [headerSize]byte
+	copy(header[:], env)
+	env, err = c.codec.Append(env, value)
+	if err != nil {
+		return nil, err
+	}
+	if len(env) < headerSize || [headerSize]byte(env) != header {
+		return nil, errCodecDst
+	}
+	return env, nil
 }
 
 // enqueue queues the write of a loaded value to Redis, or drops it if the
@@ -487,14 +599,18 @@ func (c *Cache[V]) writeLoaded(w write) {
 		c.st.l2WritesDropped.Add(1)
 		return
 	}
-	if !c.brk.allow() {
+	tk, ok := c.brk.allow()
+	if !ok {
 		c.st.l2WritesDropped.Add(1)
 		return
 	}
 	ctx, cancel := context.WithTimeout(c.life, c.timeout)
 	defer cancel()
-	n, err := c.cas.Run(ctx, c.client, []string{w.key}, w.token, w.data, expiry(w.data)).Int()
-	c.report(c.life, err)
+	var n int
+	err := c.call(c.life, tk, func() (err error) {
+		n, err = c.cas.Run(ctx, c.client, []string{w.key}, w.token, w.data, expiry(w.data)).Int()
+		return err
+	})
 	switch {
 	case err != nil && c.life.Err() != nil:
 		c.st.l2WritesDropped.Add(1) // Close
@@ -508,9 +624,11 @@ func (c *Cache[V]) writeLoaded(w write) {
 	}
 }
 
-// Close stops the subscription and the writers (queued writes are dropped
-// and counted), then closes L1 (waiting for its loads). Get then returns
-// loading.ErrClosed. The Redis client stays open. Close is idempotent.
+// Close closes L1 (waiting for its loads), then stops the subscription
+// and the writers (queued writes are dropped and counted) and waits for
+// the Sets and Deletes in flight, so that nothing reaches Redis after Close
+// has returned. Get then returns loading.ErrClosed, Set and Delete
+// ErrClosed. The Redis client stays open. Close is idempotent.
 func (c *Cache[V]) Close() {
 	c.closeOnce.Do(func() {
 		c.l1.Close()

@@ -16,7 +16,10 @@ type Codec[V any] interface {
 	// Name identifies the encoding; it is part of the fingerprint stored
 	// with each value, so that a value encoded by another codec is a miss.
 	Name() string
-	// Append appends v's encoding to dst and returns the extended slice.
+	// Append appends v's encoding to dst and returns the extended slice
+	// (as append does: dst's contents first). A result that does not
+	// start with dst's contents (a fresh slice, say json.Marshal's) is an
+	// error of Set, and of the write of a loaded value.
 	Append(dst []byte, v V) ([]byte, error)
 	// Decode decodes a value that Append encoded.
 	Decode(data []byte) (V, error)

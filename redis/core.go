@@ -66,6 +66,12 @@ type core struct {
 	ps      *goredis.PubSub
 	closed  bool
 	wg      sync.WaitGroup
+
+	// writes counts the Sets and Deletes in flight (beginWrite), so that
+	// Close waits for them: none reaches Redis after Close has returned.
+	// writesMu orders their admission with the end of life in stop.
+	writesMu sync.RWMutex
+	writes   sync.WaitGroup
 }
 
 // coreSettings are the resolved options that newCore needs.
@@ -102,7 +108,7 @@ func (c *core) init(s coreSettings) {
 		c.sharded = true
 	}
 	c.brk = newBreaker(s.breakerFailures, s.breakerOpenFor, s.clock, func(from, to BreakerState) {
-		c.log.Warn("redis: circuit breaker", "from", from.String(), "to", to.String())
+		c.logs.log(c.log, "breaker", "redis: circuit breaker", "from", from.String(), "to", to.String())
 	})
 	c.life, c.endLife = context.WithCancel(context.Background())
 }
@@ -120,14 +126,18 @@ func (c *core) startSubscription() {
 	}
 }
 
-// stop ends the subscription and the owner's goroutines, and waits for
-// them.
+// stop ends the subscription and the owner's goroutines, refuses new Sets
+// and Deletes (beginWrite), and waits for the goroutines and for the Sets
+// and Deletes in flight.
 //
 // A subscription attempt that a hanging Redis holds (while connecting, or
 // waiting for its handshake's answer) ends after Options.Timeout (at least
-// 100ms; the client must have ContextTimeoutEnabled): stop waits for it.
+// 100ms; the client must have ContextTimeoutEnabled): stop waits for it, as
+// for a Set or Delete in flight (each ends within Timeout).
 func (c *core) stop() {
+	c.writesMu.Lock()
 	c.endLife()
+	c.writesMu.Unlock()
 	c.flushMu.Lock()
 	c.flushOff = true
 	if c.flushTimer != nil {
@@ -142,7 +152,23 @@ func (c *core) stop() {
 	}
 	c.psMu.Unlock()
 	c.wg.Wait()
+	c.writes.Wait()
 }
+
+// beginWrite admits a Set or Delete, unless Close has begun: then it
+// returns false, and the call returns ErrClosed. A true answer must be
+// followed by endWrite when the call is over.
+func (c *core) beginWrite() bool {
+	c.writesMu.RLock()
+	defer c.writesMu.RUnlock()
+	if c.life.Err() != nil {
+		return false
+	}
+	c.writes.Add(1)
+	return true
+}
+
+func (c *core) endWrite() { c.writes.Done() }
 
 // subscriptionMark returns a mark for steadySince: whether the subscription is
 // up now, and which confirmation it is.
@@ -175,8 +201,12 @@ func (c *core) ID() string { return c.id }
 // parts at the same time (the key and the channel usually live on
 // different nodes), so there the publish waits for the write's reply: a
 // second round trip, and nothing is published for a failed write.
+//
+// A write that fails is counted in Stats.L2WriteErrors, unless it failed
+// because ctx ended first (the caller gave up: no failure of Redis).
 func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder) (goredis.Cmder, error) {
-	if !c.brk.allow() {
+	tk, ok := c.brk.allow()
+	if !ok {
 		c.st.l2Skipped.Add(1)
 		return nil, ErrUnavailable
 	}
@@ -189,24 +219,28 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 		}
 		return p.Publish(cctx, c.channel, msg)
 	}
-	pipe := c.client.Pipeline()
-	w := write(cctx, pipe)
+	var w goredis.Cmder
 	var pub *goredis.IntCmd
-	_, oneConn := c.client.(*goredis.Client)
-	if oneConn {
-		pub = publish(pipe)
-	}
-	_, _ = pipe.Exec(cctx)
-	if !oneConn && w.Err() == nil {
-		pub = publish(c.client)
-	}
-	err := w.Err()
-	if pub != nil {
-		err = errors.Join(err, pub.Err())
-	}
-	c.report(ctx, err)
+	c.call(ctx, tk, func() error {
+		pipe := c.client.Pipeline()
+		w = write(cctx, pipe)
+		_, oneConn := c.client.(*goredis.Client)
+		if oneConn {
+			pub = publish(pipe)
+		}
+		_, _ = pipe.Exec(cctx)
+		if !oneConn && w.Err() == nil {
+			pub = publish(c.client)
+		}
+		if pub != nil {
+			return errors.Join(w.Err(), pub.Err())
+		}
+		return w.Err()
+	})
 	if w.Err() != nil {
-		c.st.l2WriteErrors.Add(1)
+		if ctx.Err() == nil {
+			c.st.l2WriteErrors.Add(1)
+		}
 		return w, fmt.Errorf("redis: writing %q: %w", key, w.Err())
 	}
 	c.st.l2Writes.Add(1)
@@ -217,20 +251,38 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 	return w, nil
 }
 
-// report tells the breaker how a Redis call went. A call that ended because
-// ctx (the caller's) ended tells nothing; a reply from the server counts as
-// success unless it says the server cannot serve (unavailableReply:
-// LOADING, BUSY, CLUSTERDOWN and the like).
-func (c *core) report(ctx context.Context, err error) {
+// call runs f, a Redis call that the breaker admitted with tk, and reports
+// how it went (report), returning f's error. If f panics (in a hook of the
+// client, say), the panic goes on after call has reported the call as
+// neutral: the breaker must hear of every call it admitted, or a probe that
+// panicked would leave it half-open for good.
+func (c *core) call(ctx context.Context, tk ticket, f func() error) error {
+	returned := false
+	defer func() {
+		if !returned {
+			c.brk.neutral(tk)
+		}
+	}()
+	err := f()
+	returned = true
+	c.report(ctx, tk, err)
+	return err
+}
+
+// report tells the breaker how a Redis call, admitted with tk, went. A
+// call that ended because ctx (the caller's) ended tells nothing; a reply
+// from the server counts as success unless it says the server cannot
+// serve (unavailableReply: LOADING, BUSY, CLUSTERDOWN and the like).
+func (c *core) report(ctx context.Context, tk ticket, err error) {
 	switch {
 	case err == nil || errors.Is(err, goredis.Nil):
-		c.brk.success()
+		c.brk.success(tk)
 	case ctx.Err() != nil:
-		c.brk.neutral()
+		c.brk.neutral(tk)
 	case isServerReply(err) && !unavailableReply(err):
-		c.brk.success()
+		c.brk.success(tk)
 	default:
-		c.brk.failure()
+		c.brk.failure(tk)
 	}
 }
 

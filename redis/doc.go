@@ -41,6 +41,11 @@
 // load writes its result to Redis only if the key has not changed since the
 // load read it (a compare-and-set in a Lua script): a load that raced a Set
 // or Delete, here or in another instance, never puts an old value back.
+// Nor does it in L1: a load in flight when Set or Delete is called stores
+// nothing, and one of this instance that reads Redis while its own Set or
+// Delete of the key is on its way (after L1 lost the key: a flush, an
+// eviction, an invalidation) is dropped from L1 when the write returns.
+// An instance's Sets and Deletes of one key run one at a time, in order.
 // A tombstone lasts TombstoneTTL of the server's time; a value expires at
 // the absolute time its writer's clock gave it (every instance then sees
 // the same remaining TTL), so the instances' clocks should agree to well
@@ -59,7 +64,9 @@
 // has a deadline (Options.Timeout), a circuit breaker stops calling Redis
 // after consecutive failures and lets one probe through after a pause, and
 // a Redis error counts as a miss: the key is loaded from the source (or,
-// with Local.MaxStale, a stale L1 value is served while it reloads). Writes
+// with Local.MaxStale, a stale L1 value is served while it reloads). A
+// call whose caller's context ends first is no failure of Redis: it counts
+// neither for the breaker nor in Stats.L2Errors or Stats.L2WriteErrors. Writes
 // of loaded values to Redis are queued (a bounded queue); a write that
 // fails or finds the queue full is counted, logged and dropped. An L1 hit
 // never touches Redis, the breaker or a lock that a Redis call holds, so a
@@ -82,6 +89,9 @@
 // goroutine for its subscription and Options.Writers for queued writes,
 // besides the loads of its L1 and, while reads are queued, up to
 // Options.ReadsInFlight goroutines that send them (each ends when the
-// queue is empty); Close stops them all and waits for them. The
-// Redis client belongs to the caller: Close does not close it.
+// queue is empty); Close stops them all and waits for them, and for the
+// Sets and Deletes in flight (each ends within Timeout), so that nothing
+// is written to Redis after Close has returned; Set and Delete then return
+// ErrClosed. The Redis client belongs to the caller: Close does not close
+// it.
 package redis

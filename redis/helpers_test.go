@@ -1,7 +1,9 @@
 package redis
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -375,3 +377,85 @@ func rawGet(t *testing.T, client goredis.UniversalClient, key string) (string, b
 	}
 	return v, true
 }
+
+// pipeHold is a go-redis hook that holds the first pipeline whose
+// commands include one named cmd until release is closed: a Redis write
+// (a Set's or Delete's pipeline) that takes as long as the test wants.
+type pipeHold struct {
+	cmd     string
+	entered chan struct{} // closed when the pipeline is held
+	release chan struct{}
+	once    sync.Once
+}
+
+func newPipeHold(cmd string) *pipeHold {
+	return &pipeHold{cmd: cmd, entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (h *pipeHold) DialHook(next goredis.DialHook) goredis.DialHook          { return next }
+func (h *pipeHold) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook { return next }
+func (h *pipeHold) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		for _, c := range cmds {
+			if c.Name() == h.cmd {
+				held := false
+				h.once.Do(func() { held = true })
+				if held {
+					close(h.entered)
+					<-h.release
+				}
+				break
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// panicHook fails the first GET with an error, panics on the second, and
+// passes the rest through.
+type panicHook struct{ n atomic.Int32 }
+
+func (h *panicHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+func (h *panicHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		if cmd.Name() == "get" {
+			switch h.n.Add(1) {
+			case 1:
+				cmd.SetErr(errors.New("injected network failure"))
+				return cmd.Err()
+			case 2:
+				panic("hook panics")
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h *panicHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return next
+}
+
+// lineCounter is a log destination that counts the lines holding a
+// string.
+type lineCounter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *lineCounter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lineCounter) count(sub string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.buf.String(), sub)
+}
+
+// sloppyCodec ignores dst (a common mistake: return json.Marshal(v)).
+type sloppyCodec struct{}
+
+func (sloppyCodec) Name() string                                { return "sloppy" }
+func (sloppyCodec) Append(dst []byte, v string) ([]byte, error) { return []byte(v), nil }
+func (sloppyCodec) Decode(b []byte) (string, error)             { return string(b), nil }

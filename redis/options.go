@@ -28,6 +28,13 @@ const (
 	DefaultResubscribeDelay = 100 * time.Millisecond
 )
 
+// Upper bounds of Options.WriteQueue (whose buffer New allocates at once)
+// and Options.Writers (goroutines).
+const (
+	maxWriteQueue = 1 << 20
+	maxWriters    = 1 << 10
+)
+
 // Options configures a Cache. Client and Loader are required; every other
 // field has a usable zero value.
 type Options[V any] struct {
@@ -131,11 +138,11 @@ type Options[V any] struct {
 
 	// WriteQueue is the capacity of the queue of Redis writes of loaded
 	// values; a write that finds it full is dropped and counted.
-	// Default DefaultWriteQueue (1024).
+	// Default DefaultWriteQueue (1024); at most 1<<20.
 	WriteQueue int
 
 	// Writers is the number of goroutines that drain the write queue.
-	// Default DefaultWriters (2).
+	// Default DefaultWriters (2); at most 1024.
 	Writers int
 
 	// HealthCheck is how long the subscription may stay silent before the
@@ -242,6 +249,12 @@ func (o *Options[V]) resolve() error {
 	}
 	if o.BreakerFailures < 0 || o.WriteQueue < 0 || o.Writers < 0 {
 		return bad("BreakerFailures, WriteQueue and Writers must not be negative")
+	}
+	if o.WriteQueue > maxWriteQueue {
+		return bad("WriteQueue (%d) exceeds %d", o.WriteQueue, maxWriteQueue)
+	}
+	if o.Writers > maxWriters {
+		return bad("Writers (%d) exceeds %d", o.Writers, maxWriters)
 	}
 	if o.Sharded > ShardedOff {
 		return bad("unknown Sharded value %d", o.Sharded)

@@ -50,8 +50,9 @@ type Stats struct {
 	// L2Hits are L1 misses answered by Redis. L2Misses found no value
 	// there (no key, or a tombstone); L2Incompatible found one this cache
 	// cannot decode (counted as a miss too). L2Errors are reads that
-	// failed (timeout, network, unavailable server); L2Skipped are Redis
-	// calls not made because the circuit breaker was open.
+	// failed (timeout, network, unavailable server), not counting those
+	// that failed because their caller's context ended; L2Skipped are
+	// Redis calls not made because the circuit breaker was open.
 	L2Hits, L2Misses, L2Incompatible, L2Errors, L2Skipped uint64
 	// L2Reads counts reads of Redis (each key of a coalesced pipeline
 	// counts once; see Options.ReadsInFlight); L2ReadTime is their total
@@ -64,7 +65,9 @@ type Stats struct {
 	// L2Writes are writes to Redis that succeeded (Set, Delete, loaded
 	// values). L2WritesRejected are writes of loaded values that lost
 	// their compare-and-set (the key changed while loading: by design).
-	// L2WriteErrors failed; L2WritesDropped were not attempted (queue
+	// L2WriteErrors failed, or were loaded values that the codec could
+	// not encode (not counting a Set or Delete that failed because its
+	// caller's context ended); L2WritesDropped were not attempted (queue
 	// full, breaker open, too old, Close).
 	L2Writes, L2WritesRejected, L2WriteErrors, L2WritesDropped uint64
 

@@ -112,6 +112,8 @@ func TestOptionsValidation(t *testing.T) {
 			Local: loading.Options[string, string]{TTL: time.Minute, TTLJitter: 0.2}},
 		"short tombstones": {Client: ok, Loader: ld, Timeout: time.Second, TombstoneTTL: time.Second},
 		"negative writers": {Client: ok, Loader: ld, Writers: -1},
+		"huge write queue": {Client: ok, Loader: ld, WriteQueue: 1 << 62}, // make(chan) would panic
+		"too many writers": {Client: ok, Loader: ld, Writers: 1 << 40},
 		"bad sharding":     {Client: ok, Loader: ld, Sharded: 9},
 	} {
 		if _, err := New(o); !errors.Is(err, ErrInvalidOptions) {
