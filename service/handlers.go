@@ -349,9 +349,13 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 	}
 	stored := 0
 	var werr error
+	tierDown := false // after one failed Tier write, the rest skip the Tier
 	parseMessages(body, func(id, entry []byte) error {
 		b.tmp = append(append(b.tmp[:0], kindJSON), entry...)
-		if werr = s.write(r.Context(), id, b.tmp, ttl); werr != nil {
+		var failed bool
+		failed, werr = s.writeTier(r.Context(), id, b.tmp, ttl, tierDown)
+		tierDown = tierDown || failed
+		if werr != nil {
 			return werr // not bad input (it was all checked): the store is closing
 		}
 		stored++

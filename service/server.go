@@ -138,19 +138,28 @@ func (s *Server) Store() *bytecache.Cache { return s.cache }
 // failed Tier write is counted and logged, not returned), as a change that
 // fills from the Tier must not overwrite (fence.go).
 func (s *Server) write(ctx context.Context, key, value []byte, ttl time.Duration) error {
+	_, err := s.writeTier(ctx, key, value, ttl, false)
+	return err
+}
+
+// writeTier is write; with skipTier it leaves the Tier out (counted as a
+// tier error). tierFailed reports a failed (or skipped) Tier write.
+func (s *Server) writeTier(ctx context.Context, key, value []byte, ttl time.Duration, skipTier bool) (tierFailed bool, err error) {
 	if s.fence == nil {
-		return s.cache.Set(key, value, ttl)
+		return false, s.cache.Set(key, value, ttl)
 	}
-	var err error
 	s.fence.open(key, func() { err = s.cache.Set(key, value, ttl) })
 	defer s.fence.close(key)
 	if err != nil {
-		return err
+		return false, err
+	}
+	if skipTier {
+		s.counters.tierErrors.Add(1)
+		return true, nil
 	}
 	// The in-memory store holds the write now: the tier's part must not
 	// be abandoned because the client went away (its Timeout bounds it).
-	s.tierSet(context.WithoutCancel(ctx), key, value, ttl)
-	return nil
+	return !s.tierSet(context.WithoutCancel(ctx), key, value, ttl), nil
 }
 
 // del deletes key from the in-memory store and then from the Tier, if any,
@@ -252,39 +261,47 @@ func (s *Server) logLimited(msg string, args ...any) {
 	s.log.Warn(msg, args...)
 }
 
-func (s *Server) tierGet(ctx context.Context, b *buffer) ([]byte, bool) {
-	ctx, cancel := context.WithTimeout(ctx, s.o.TierTimeout)
+func (s *Server) tierGet(reqCtx context.Context, b *buffer) ([]byte, bool) {
+	ctx, cancel := context.WithTimeout(reqCtx, s.o.TierTimeout)
 	defer cancel()
 	gen := s.fence.begin(b.key)
 	v, ttl, ok, err := s.o.Tier.Get(ctx, b.val[:0], b.key)
 	switch {
 	case err != nil:
-		s.counters.tierErrors.Add(1)
-		s.logLimited("second tier: get failed", "err", err)
+		if reqCtx.Err() == nil { // else the client went away: no failure of the tier
+			s.counters.tierErrors.Add(1)
+			s.logLimited("second tier: get failed", "err", err)
+		}
 		return b.val[:0], false
 	case !ok:
 		s.counters.tierMisses.Add(1)
 		return v, false
 	}
+	if _, _, valid := decodeValue(v); !valid {
+		// Not a value this server wrote: a miss, not a 500.
+		s.counters.tierMisses.Add(1)
+		s.logLimited("second tier: a value is not in the server's format; read as a miss", "key", string(b.key))
+		return v[:0], false
+	}
 	s.counters.tierHits.Add(1)
 	if ttl <= 0 {
 		ttl = s.defaultTTL()
 	}
-	if _, _, valid := decodeValue(v); valid {
-		// A refusal, or a change of the key since gen, only means the
-		// value is not cached locally.
-		s.fence.fill(b.key, gen, func() { _ = s.cache.Set(b.key, v, ttl) })
-	}
+	// A refusal, or a change of the key since gen, only means the value is
+	// not cached locally.
+	s.fence.fill(b.key, gen, func() { _ = s.cache.Set(b.key, v, ttl) })
 	return v, true
 }
 
-func (s *Server) tierSet(ctx context.Context, key, value []byte, ttl time.Duration) {
+func (s *Server) tierSet(ctx context.Context, key, value []byte, ttl time.Duration) bool {
 	ctx, cancel := context.WithTimeout(ctx, s.o.TierTimeout)
 	defer cancel()
 	if err := s.o.Tier.Set(ctx, key, value, ttl); err != nil {
 		s.counters.tierErrors.Add(1)
 		s.logLimited("second tier: set failed", "err", err)
+		return false
 	}
+	return true
 }
 
 func (s *Server) tierDelete(ctx context.Context, key []byte) (bool, error) {

@@ -13,10 +13,15 @@ import (
 //     goes away meanwhile. A tier error does not fail the request, which
 //     the in-memory store already holds: it is counted ("tier": {"errors"}
 //     in /v1/stats, cachekit_tier_errors_total in /metrics) and logged.
+//     After one failed tier write, a POST's remaining entries skip the tier
+//     (each counted as a tier error), so that a tier that hangs costs a
+//     POST one TierTimeout, not one per entry.
 //   - A read that misses the in-memory store asks the tier; a value found
 //     there is served and put in the in-memory store with the TTL the tier
 //     reports (the default TTL if it reports none). A tier error is counted
-//     and the read is a miss.
+//     and the read is a miss (but not when the client went away first: that
+//     is no error of the tier); so is a value not in the server's stored
+//     form (written by someone else), which is also logged.
 //   - DELETE removes the key from both. If the tier's delete fails, the
 //     DELETE answers 503 (the key is gone from this instance, but a read
 //     could bring it back from the tier): the client should retry.

@@ -28,7 +28,7 @@ func registerRedisFlags(fs *flag.FlagSet) *redisFlags {
 	fs.Var(redisAddrFlag{&rf.addrs}, "redis", "Redis second tier shared by instances: host:port[,host:port...] or a redis:// URL (empty: none; a password in it is never logged)")
 	fs.BoolVar(&rf.cluster, "redis-cluster", false, "the --redis addresses are a Redis Cluster (several addresses imply it)")
 	fs.StringVar(&rf.prefix, "redis-prefix", ckredis.DefaultBytePrefix, "prefix of the keys and the invalidation channel in Redis (the same in every instance)")
-	fs.DurationVar(&rf.timeout, "redis-timeout", 100*time.Millisecond, "deadline of every Redis call")
+	fs.DurationVar(&rf.timeout, "redis-timeout", 100*time.Millisecond, "deadline of every Redis call; --tier-timeout must be longer (by default 1.5 × this)")
 	fs.DurationVar(&rf.degradedTTL, "redis-degraded-ttl", ckredis.DefaultDegradedTTL,
 		"while Redis's invalidations cannot be received, the in-memory store is cleared this often (so no copy is staler than that; writes answered meanwhile may be lost from memory)")
 	return rf
@@ -128,4 +128,25 @@ func (t *redisTier) attach(s *service.Server) {
 func (t *redisTier) close() {
 	t.tier.Close()
 	t.client.Close()
+}
+
+// fitTierTimeout makes the server's deadline of a Tier call (--tier-timeout)
+// longer than the ByteTier's own (--redis-timeout) when --redis is given: a
+// call that the server's deadline cuts short tells the ByteTier's circuit
+// breaker nothing (its caller gave up), so with the server's deadline
+// first a hanging Redis would never open the breaker, and every call would
+// wait its full deadline. Unless --tier-timeout was given (explicit), it
+// becomes 1.5 × --redis-timeout; an explicit one that is not longer is an
+// error.
+func (rf *redisFlags) fitTierTimeout(o *service.Options, explicit bool) error {
+	switch {
+	case rf.addrs == "":
+		return nil
+	case !explicit:
+		o.TierTimeout = rf.timeout + rf.timeout/2
+		return nil
+	case o.TierTimeout <= rf.timeout:
+		return fmt.Errorf("--tier-timeout (%v) must be longer than --redis-timeout (%v), or the circuit breaker never opens", o.TierTimeout, rf.timeout)
+	}
+	return nil
 }

@@ -78,6 +78,12 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 		fmt.Fprintf(stderr, "cachekit serve: %v\n", err)
 		return 2
 	}
+	set := map[string]bool{} // the flags given, on the command line or in the environment
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if err := rf.fitTierTimeout(&o, set["tier-timeout"]); err != nil {
+		fmt.Fprintf(stderr, "cachekit serve: %v\n", err)
+		return 2
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		fmt.Fprintf(stderr, "cachekit serve: --log-level: %v\n", err)
@@ -107,17 +113,12 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 		}
 		o.Tier = tier.tier
 	}
-	valueSet, headerSet := false, false
-	fs.Visit(func(f *flag.Flag) {
-		valueSet = valueSet || f.Name == "max-value-bytes"
-		headerSet = headerSet || f.Name == "max-header-bytes"
-	})
-	if !valueSet {
+	if !set["max-value-bytes"] {
 		// The server's default, which it lowers if --max-bytes is too
 		// small for it (service.Options.MaxValueBytes).
 		o.MaxValueBytes = 0
 	}
-	if !headerSet {
+	if !set["max-header-bytes"] {
 		// The server's default, which it raises if --max-key-bytes needs
 		// it (service.Options.MaxHeaderBytes).
 		o.MaxHeaderBytes = 0
@@ -131,7 +132,7 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 		return 1
 	}
 	defer s.Close()
-	if mv := s.Options().MaxValueBytes; !valueSet && mv != service.DefaultMaxValueBytes {
+	if mv := s.Options().MaxValueBytes; !set["max-value-bytes"] && mv != service.DefaultMaxValueBytes {
 		log.Warn("cachekit serve: max-value-bytes lowered to fit max-bytes", "max-value-bytes", service.FormatSize(int64(mv)))
 	}
 	if tier != nil {
