@@ -139,8 +139,9 @@ type cache[K comparable, V any] struct {
 	// index, having released the lock (see readerPass).
 	dropping atomic.Int32
 	// waiting maps an entry whose write record has not been applied yet
-	// to the entry that replaced it and waits for it (see applyWrite).
-	waiting map[*entry[K, V]]*entry[K, V]
+	// to the entry that replaced it and waits for it (see applyWrite);
+	// waitingFor is its reverse.
+	waiting, waitingFor map[*entry[K, V]]*entry[K, V]
 	backlog bool // the wheel has due work left
 	// evictions counts the removals by cause: capacity, expired (by the
 	// wheel), cleared.
@@ -444,6 +445,7 @@ func (c *cache[K, V]) run() {
 	defer t.Stop()
 	c.refreshNow()
 	last := c.now()
+	quick := false // with Options.Clock: ticking fast for a backlog
 	for {
 		select {
 		case <-c.stop:
@@ -461,6 +463,19 @@ func (c *cache[K, V]) run() {
 		if !fast || c.backlogged() || now-last >= int64(c.slowTick) {
 			last = now
 			c.maintainFromBackground()
+			if c.clock != nil {
+				// Options.Clock: no fast clock to keep, but a backlog of
+				// expired entries is worked off at the fast tick, as
+				// with the system clock, not a pass a second.
+				if b := c.backlogged(); b != quick {
+					quick = b
+					if b {
+						t.Reset(c.fastTick)
+					} else {
+						t.Reset(c.slowTick)
+					}
+				}
+			}
 			if fast && !c.timed() {
 				// No entry with a TTL is left: stop the fast clock until
 				// a write with a TTL wakes it (see noteTTL).
@@ -486,7 +501,9 @@ func (c *cache[K, V]) backlogged() bool {
 func (c *cache[K, V]) timed() bool {
 	c.ttlUsed.Store(false)
 	c.mu.Lock()
-	busy := c.wheel.Len() > 0 || c.writes.Len() > 0
+	// An entry whose record waits for its predecessor's (see applyWrite)
+	// is in neither the queue nor the wheel yet.
+	busy := c.wheel.Len() > 0 || c.writes.Len() > 0 || len(c.waiting) > 0
 	c.mu.Unlock()
 	if busy {
 		c.ttlUsed.Store(true)
@@ -1168,6 +1185,10 @@ func (c *cache[K, V]) maintainLocked() {
 			break
 		}
 		if c.bounded {
+			// Expire what is due before evicting: a policy would
+			// otherwise keep expired entries (frequently read, say) and
+			// evict the live ones just written for them.
+			c.wheel.Advance(c.now(), expireBudget, c.expire)
 			c.evict()
 		}
 	}
@@ -1242,8 +1263,18 @@ func (c *cache[K, V]) applyWrite(ev event[K, V]) {
 		if old != nil && !old.applied() {
 			if c.waiting == nil {
 				c.waiting = make(map[*entry[K, V]]*entry[K, V])
+				c.waitingFor = make(map[*entry[K, V]]*entry[K, V])
+			}
+			if root, ok := c.waitingFor[old]; ok {
+				// old waits itself: e takes its place, and old, replaced
+				// before it was ever tracked, is let go (a key set again
+				// and again while one record is held up keeps one entry
+				// waiting, not all of them).
+				delete(c.waitingFor, old)
+				old = root
 			}
 			c.waiting[old] = e
+			c.waitingFor[e] = old
 			return
 		}
 		e.Mark |= markApplied
@@ -1253,6 +1284,7 @@ func (c *cache[K, V]) applyWrite(ev event[K, V]) {
 				break
 			}
 			delete(c.waiting, e)
+			delete(c.waitingFor, next)
 			e = next
 			e.Mark |= markApplied
 		}
