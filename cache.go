@@ -142,7 +142,7 @@ type cache[K comparable, V any] struct {
 	// to the entry that replaced it and waits for it (see applyWrite);
 	// waitingFor is its reverse.
 	waiting, waitingFor map[*entry[K, V]]*entry[K, V]
-	backlog bool // the wheel has due work left
+	backlog             bool // the wheel has due work left
 	// evictions counts the removals by cause: capacity, expired (by the
 	// wheel), cleared.
 	evictions [numCauses]atomic.Uint64
