@@ -213,9 +213,7 @@ func TestBreakerLogsRateLimited(t *testing.T) {
 // (the breaker does not stay half-open for good), and the read gives its
 // round trip back (Close does not wait for it for ever).
 func TestBreakerProbePanics(t *testing.T) {
-	s := standalone(t)
-	cl := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := standaloneClient(t)
 	src := newSource()
 	for _, k := range []string{"a", "b", "c"} {
 		src.set(k, "v")

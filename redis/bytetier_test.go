@@ -619,9 +619,7 @@ func TestByteTierCallerGivingUpIsNoRedisError(t *testing.T) {
 // returned.
 func TestByteTierCloseWaitsForSet(t *testing.T) {
 	checkLeaks(t)
-	s := standalone(t)
-	cl := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := standaloneClient(t)
 	bt, err := NewByteTier(ByteTierOptions{Client: cl, Prefix: testPrefix(t), Timeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

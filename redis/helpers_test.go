@@ -459,3 +459,13 @@ type sloppyCodec struct{}
 func (sloppyCodec) Name() string                                { return "sloppy" }
 func (sloppyCodec) Append(dst []byte, v string) ([]byte, error) { return []byte(v), nil }
 func (sloppyCodec) Decode(b []byte) (string, error)             { return string(b), nil }
+
+// standaloneClient returns a client of the shared standalone server
+// (context deadlines enabled), closed when the test ends.
+func standaloneClient(t *testing.T) *goredis.Client {
+	t.Helper()
+	s := standalone(t)
+	cl := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}

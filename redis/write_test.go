@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/cachekit/cachekit/loading"
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // A Get in the same instance that misses L1 while Delete's tombstone is on
@@ -15,9 +14,7 @@ import (
 // instance ignores its own invalidation) once Delete has returned.
 func TestDeleteRacingLocalGet(t *testing.T) {
 	checkLeaks(t)
-	s := standalone(t)
-	cl := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := standaloneClient(t)
 	c := newTier(t, cl, newSource(), nil) // the source has no value: a real miss is ErrNotFound
 	waitSubscribed(t, c)
 	ctx := context.Background()
@@ -46,9 +43,7 @@ func TestDeleteRacingLocalGet(t *testing.T) {
 // Redis; once Set has returned, Get must return the new value.
 func TestSetRacingLocalGetAfterFlush(t *testing.T) {
 	checkLeaks(t)
-	s := standalone(t)
-	cl := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := standaloneClient(t)
 	c := newTier(t, cl, newSource(), nil)
 	waitSubscribed(t, c)
 	ctx := context.Background()
@@ -75,9 +70,7 @@ func TestSetRacingLocalGetAfterFlush(t *testing.T) {
 // hit, without a Redis read.
 func TestSetKeepsValueInL1(t *testing.T) {
 	checkLeaks(t)
-	s := standalone(t)
-	cl := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := standaloneClient(t)
 	c := newTier(t, cl, newSource(), nil)
 	if err := c.Set(context.Background(), "k", "v"); err != nil {
 		t.Fatal(err)
@@ -92,9 +85,7 @@ func TestSetKeepsValueInL1(t *testing.T) {
 // when its context ends, changing nothing.
 func TestSetWaitHonoursContext(t *testing.T) {
 	checkLeaks(t)
-	s := standalone(t)
-	cl := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := standaloneClient(t)
 	c := newTier(t, cl, newSource(), func(o *Options[string]) { o.Timeout = 10 * time.Second; o.TombstoneTTL = time.Minute })
 	waitSubscribed(t, c)
 	hold := newPipeHold("set")
@@ -146,9 +137,7 @@ func TestCacheWritesAfterClose(t *testing.T) {
 // returned.
 func TestCacheCloseWaitsForSet(t *testing.T) {
 	checkLeaks(t)
-	s := standalone(t)
-	cl := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := standaloneClient(t)
 	c := newTier(t, cl, newSource(), func(o *Options[string]) { o.Timeout = 10 * time.Second; o.TombstoneTTL = time.Minute })
 	hold := newPipeHold("set")
 	cl.AddHook(hold)
@@ -180,9 +169,7 @@ func TestCacheCloseWaitsForSet(t *testing.T) {
 // would end the program on a writer goroutine) nor a garbled entry.
 func TestCodecNotAppendingToDst(t *testing.T) {
 	checkLeaks(t)
-	s := standalone(t)
-	cl := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := standaloneClient(t)
 	src := newSource()
 	src.set("k", "a value longer than the envelope's header, which is 28 bytes")
 	c, err := New(Options[string]{Client: cl, Loader: src, Prefix: testPrefix(t), Codec: sloppyCodec{}})
