@@ -45,7 +45,7 @@ type ByteTierOptions struct {
 	// the invalidation subscription is lost: Get caps the TTL it reports
 	// to DegradedTTL until the subscription is back, and Handlers.Flush is
 	// called DegradedTTL after the loss and every DegradedTTL while it
-	// lasts. Default DefaultDegradedTTL (5s).
+	// lasts. Default DefaultDegradedTTL (5s); at least MinPeriod.
 	DegradedTTL time.Duration
 
 	// BreakerFailures is the number of consecutive failed Redis calls
@@ -59,12 +59,12 @@ type ByteTierOptions struct {
 
 	// HealthCheck is how long the subscription may stay silent before it
 	// is pinged; a ping unanswered for as long again means it is lost.
-	// Default DefaultHealthCheck (5s).
+	// Default DefaultHealthCheck (5s); at least MinPeriod.
 	HealthCheck time.Duration
 
 	// ResubscribeDelay is the first pause before subscribing again after a
 	// loss; it doubles on each failed attempt, up to 32 times. Default
-	// DefaultResubscribeDelay (100ms).
+	// DefaultResubscribeDelay (100ms); at least MinPeriod.
 	ResubscribeDelay time.Duration
 
 	// Sharded chooses sharded Pub/Sub (SSUBSCRIBE, SPUBLISH): ShardedAuto,
@@ -89,11 +89,11 @@ func (o *ByteTierOptions) resolve() error {
 		return bad("%v", err)
 	}
 	if err := resolveDurations(bad,
-		durationOption{"Timeout", &o.Timeout, DefaultTimeout},
-		durationOption{"DegradedTTL", &o.DegradedTTL, DefaultDegradedTTL},
-		durationOption{"BreakerOpenFor", &o.BreakerOpenFor, DefaultBreakerOpenFor},
-		durationOption{"HealthCheck", &o.HealthCheck, DefaultHealthCheck},
-		durationOption{"ResubscribeDelay", &o.ResubscribeDelay, DefaultResubscribeDelay},
+		durationOption{"Timeout", &o.Timeout, DefaultTimeout, 0},
+		durationOption{"DegradedTTL", &o.DegradedTTL, DefaultDegradedTTL, MinPeriod},
+		durationOption{"BreakerOpenFor", &o.BreakerOpenFor, DefaultBreakerOpenFor, 0},
+		durationOption{"HealthCheck", &o.HealthCheck, DefaultHealthCheck, MinPeriod},
+		durationOption{"ResubscribeDelay", &o.ResubscribeDelay, DefaultResubscribeDelay, MinPeriod},
 	); err != nil {
 		return err
 	}

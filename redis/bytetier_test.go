@@ -381,6 +381,10 @@ func TestByteTierOptionsAndClose(t *testing.T) {
 		"negative TTL":     {Client: ok, DegradedTTL: -1},
 		"negative breaker": {Client: ok, BreakerFailures: -1},
 		"bad sharding":     {Client: ok, Sharded: 9},
+		// Timers this short would keep a core busy.
+		"1ns degraded TTL":        {Client: ok, DegradedTTL: 1},
+		"1ns health check":        {Client: ok, HealthCheck: time.Nanosecond},
+		"999µs resubscribe delay": {Client: ok, ResubscribeDelay: MinPeriod - 1},
 	} {
 		if _, err := NewByteTier(o); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("%s: err %v, want ErrInvalidOptions", name, err)

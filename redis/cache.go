@@ -327,7 +327,9 @@ func isServerReply(err error) bool {
 // value, such as WRONGTYPE): an error of the tier, for the breaker, not an
 // incompatible value.
 func unavailableReply(err error) bool {
-	for _, p := range []string{"LOADING", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN", "READONLY",
+	// MOVED and ASK reach here when go-redis's redirects ran out (a
+	// cluster resharding): the slot is in transit, not the key foreign.
+	for _, p := range []string{"LOADING", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN", "READONLY", "MOVED ", "ASK ",
 		"BUSY", "NOAUTH", "NOPERM", "NOSCRIPT", "OOM", "MISCONF", "ERR max number of clients"} {
 		if strings.HasPrefix(err.Error(), p) {
 			return true

@@ -292,13 +292,23 @@ type durationOption struct {
 	name string
 	p    *time.Duration
 	def  time.Duration
+	min  time.Duration // if set, the smallest value accepted
 }
 
-// resolveDurations refuses negative durations, then fills in the defaults.
+// MinPeriod is the smallest DegradedTTL, HealthCheck and ResubscribeDelay
+// accepted: they set the pace of background timers, and a shorter one
+// would keep a core busy.
+const MinPeriod = time.Millisecond
+
+// resolveDurations refuses negative durations and those under their
+// minimum, then fills in the defaults.
 func resolveDurations(bad func(format string, args ...any) error, ds ...durationOption) error {
 	for _, d := range ds {
 		if *d.p < 0 {
 			return bad("%s is negative (%v)", d.name, *d.p)
+		}
+		if *d.p > 0 && *d.p < d.min {
+			return bad("%s (%v) is under %v", d.name, *d.p, d.min)
 		}
 	}
 	for _, d := range ds {

@@ -238,3 +238,83 @@ func TestBusyRedisIsUnavailable(t *testing.T) {
 			st.L2Incompatible, st.L2Errors, st.BreakerOpens)
 	}
 }
+
+// replyErr is an error reply from Redis, as go-redis returns it.
+type replyErr string
+
+func (e replyErr) Error() string { return string(e) }
+func (replyErr) RedisError()     {}
+
+// replyHook answers every GET (alone or in a pipeline) with an error reply.
+type replyHook struct{ reply replyErr }
+
+func (h replyHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+func (h replyHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		if cmd.Name() == "get" {
+			cmd.SetErr(h.reply)
+			return h.reply
+		}
+		return next(ctx, cmd)
+	}
+}
+func (h replyHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		var err error
+		for _, cmd := range cmds {
+			if cmd.Name() == "get" {
+				cmd.SetErr(h.reply)
+				err = h.reply
+			}
+		}
+		if err != nil {
+			return err
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A MOVED or ASK reply that outlasts go-redis's redirects (a cluster
+// resharding) is a failure of the tier, counted in L2Errors, not a key
+// holding a foreign value (L2Incompatible); WRONGTYPE is the latter.
+func TestRedirectReplyIsAnError(t *testing.T) {
+	for _, tc := range []struct {
+		reply        replyErr
+		incompatible bool
+	}{
+		{"MOVED 3999 127.0.0.1:6381", false},
+		{"ASK 3999 127.0.0.1:6381", false},
+		{"WRONGTYPE Operation against a key holding the wrong kind of value", true},
+	} {
+		t.Run(string(tc.reply)[:strings.IndexByte(string(tc.reply), ' ')], func(t *testing.T) {
+			cl := standaloneClient(t)
+			cl.AddHook(replyHook{tc.reply})
+			src := newSource()
+			src.set("a", "v")
+			c, err := New(Options[string]{Client: cl, Loader: src, Prefix: testPrefix(t), Timeout: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			mustGet(t, c, "a", "v")
+			bt, err := NewByteTier(ByteTierOptions{Client: cl, Prefix: testPrefix(t), Timeout: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer bt.Close()
+			_, _, _, terr := bt.Get(context.Background(), []byte("a"), nil)
+			for name, st := range map[string]Stats{"Cache": c.Stats(), "ByteTier": bt.Stats()} {
+				got := st.L2Incompatible == 1 && st.L2Errors == 0
+				if !tc.incompatible {
+					got = st.L2Incompatible == 0 && st.L2Errors == 1
+				}
+				if !got {
+					t.Errorf("%s: L2Incompatible %d, L2Errors %d after one GET answered %q", name, st.L2Incompatible, st.L2Errors, tc.reply)
+				}
+			}
+			if (terr == nil) != tc.incompatible {
+				t.Errorf("ByteTier.Get: err %v", terr)
+			}
+		})
+	}
+}

@@ -124,7 +124,7 @@ type Options[V any] struct {
 	// DegradedTTL while the subscription stays down, or at once when it
 	// comes back), and the longest L1 lifetime of values loaded while it
 	// is down: the bound on the staleness that missed invalidations can
-	// cause. Default DefaultDegradedTTL (5s).
+	// cause. Default DefaultDegradedTTL (5s); at least MinPeriod.
 	DegradedTTL time.Duration
 
 	// BreakerFailures is the number of consecutive failed Redis calls
@@ -147,12 +147,14 @@ type Options[V any] struct {
 
 	// HealthCheck is how long the subscription may stay silent before the
 	// Cache pings it; a ping unanswered for as long again means the
-	// subscription is lost. Default DefaultHealthCheck (5s).
+	// subscription is lost. Default DefaultHealthCheck (5s); at least
+	// MinPeriod.
 	HealthCheck time.Duration
 
 	// ResubscribeDelay is the first pause before subscribing again after
 	// the subscription is lost; it doubles on each failed attempt, up to
-	// 32 times. Default DefaultResubscribeDelay (100ms).
+	// 32 times. Default DefaultResubscribeDelay (100ms); at least
+	// MinPeriod.
 	ResubscribeDelay time.Duration
 
 	// Sharded chooses sharded Pub/Sub (SSUBSCRIBE, SPUBLISH) for
@@ -237,13 +239,13 @@ func (o *Options[V]) resolve() error {
 		return bad("%v", err)
 	}
 	if err := resolveDurations(bad,
-		durationOption{"TTL", &o.TTL, DefaultTTL},
-		durationOption{"Timeout", &o.Timeout, DefaultTimeout},
-		durationOption{"TombstoneTTL", &o.TombstoneTTL, DefaultTombstoneTTL},
-		durationOption{"DegradedTTL", &o.DegradedTTL, DefaultDegradedTTL},
-		durationOption{"BreakerOpenFor", &o.BreakerOpenFor, DefaultBreakerOpenFor},
-		durationOption{"HealthCheck", &o.HealthCheck, DefaultHealthCheck},
-		durationOption{"ResubscribeDelay", &o.ResubscribeDelay, DefaultResubscribeDelay},
+		durationOption{"TTL", &o.TTL, DefaultTTL, 0},
+		durationOption{"Timeout", &o.Timeout, DefaultTimeout, 0},
+		durationOption{"TombstoneTTL", &o.TombstoneTTL, DefaultTombstoneTTL, 0},
+		durationOption{"DegradedTTL", &o.DegradedTTL, DefaultDegradedTTL, MinPeriod},
+		durationOption{"BreakerOpenFor", &o.BreakerOpenFor, DefaultBreakerOpenFor, 0},
+		durationOption{"HealthCheck", &o.HealthCheck, DefaultHealthCheck, MinPeriod},
+		durationOption{"ResubscribeDelay", &o.ResubscribeDelay, DefaultResubscribeDelay, MinPeriod},
 	); err != nil {
 		return err
 	}

@@ -115,6 +115,10 @@ func TestOptionsValidation(t *testing.T) {
 		"huge write queue": {Client: ok, Loader: ld, WriteQueue: 1 << 62}, // make(chan) would panic
 		"too many writers": {Client: ok, Loader: ld, Writers: 1 << 40},
 		"bad sharding":     {Client: ok, Loader: ld, Sharded: 9},
+		// Timers this short would keep a core busy.
+		"1ns degraded TTL":        {Client: ok, Loader: ld, DegradedTTL: 1},
+		"1ns health check":        {Client: ok, Loader: ld, HealthCheck: time.Nanosecond},
+		"999µs resubscribe delay": {Client: ok, Loader: ld, ResubscribeDelay: MinPeriod - 1},
 	} {
 		if _, err := New(o); !errors.Is(err, ErrInvalidOptions) {
 			t.Errorf("%s: err %v, want ErrInvalidOptions", name, err)
