@@ -62,7 +62,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 		// together below.
 		v, err := c.answer(ctx, k, r, st, false, true)
 		take(k, v, err, st)
-		if isDue && !r.refreshing.Load() && r.refreshing.CompareAndSwap(false, true) {
+		if isDue && ctx.Err() == nil && !r.refreshing.Load() && r.refreshing.CompareAndSwap(false, true) {
 			due = append(due, dueKey[K, V]{k, r})
 		}
 	}
@@ -85,7 +85,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 		}
 		sh := c.shard(k)
 		sh.mu.Lock()
-		if f := sh.flights[k]; f != nil {
+		if f := c.joinable(sh, k); f != nil {
 			f.waitable()
 			sh.mu.Unlock()
 			c.stats.shared.Add(1)

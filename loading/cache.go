@@ -211,7 +211,8 @@ func (c *Cache[K, V]) Get(ctx context.Context, key K) (V, error) {
 // answer returns what r answers in state st, starting a background reload
 // if due. first says whether r came from the lookup that Stats counts.
 func (c *Cache[K, V]) answer(ctx context.Context, key K, r *record[V], st state, due bool, first bool) (V, error) {
-	if due && !r.refreshing.Load() && r.refreshing.CompareAndSwap(false, true) {
+	// A caller whose context has ended starts no load, background or not.
+	if due && ctx.Err() == nil && !r.refreshing.Load() && r.refreshing.CompareAndSwap(false, true) {
 		c.refresh(ctx, key, r)
 	}
 	switch st {
@@ -242,7 +243,7 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 	}
 	sh := c.shard(key)
 	sh.mu.Lock()
-	if f := sh.flights[key]; f != nil {
+	if f := c.joinable(sh, key); f != nil {
 		f.waitable()
 		sh.mu.Unlock()
 		c.stats.shared.Add(1)
@@ -272,10 +273,13 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 			c.finish(f, outcome[V]{value: v, kind: loaded, limit: max(ttl, 0), limited: ttl >= 0}, c.now())
 			return f.value, f.err
 		}
-		ctx = next
 		sh.mu.Lock()
 		f.waitable() // not finished: only the load launched below finishes it
 		sh.mu.Unlock()
+		// The load starts from the probe's context; the caller still
+		// waits on its own.
+		c.launch(next, []*flight[K, V]{f}, false)
+		return c.wait(ctx, f)
 	}
 	c.launch(ctx, []*flight[K, V]{f}, false)
 	return c.wait(ctx, f)
@@ -399,6 +403,21 @@ func (c *Cache[K, V]) Delete(key K) {
 	c.core.Delete(key)
 }
 
+// joinable returns key's flight in flight, if a caller that misses the key
+// now may wait for it. A flight that began before the latest ExpireAll may
+// have read the source before it: its result is stored as stale, and a
+// caller that missed after the ExpireAll must not get it as fresh, so the
+// flight is overtaken (its own waiters still get its result) and the
+// caller starts a new one. The caller holds sh.mu.
+func (c *Cache[K, V]) joinable(sh *shard[K, V], key K) *flight[K, V] {
+	f := sh.flights[key]
+	if f != nil && f.gen < c.epoch.Load().gen {
+		c.overtake(sh, key)
+		return nil
+	}
+	return f
+}
+
 // overtake stops key's flight, if any, from storing its result, and takes it
 // out of the table so that later callers start a new load. The caller holds
 // sh.mu.
@@ -415,7 +434,10 @@ func (c *Cache[K, V]) overtake(sh *shard[K, V], key K) {
 // background, once, on its first read. This is the gentle invalidation for a
 // cache under load. Without MaxStale the next Get of each key waits for a
 // load. Remembered errors and not-found answers are forgotten. A load in
-// flight during ExpireAll stores its result as already stale. If ExpireAll
+// flight during ExpireAll stores its result as already stale; a Get that
+// misses the key after ExpireAll does not wait for that load (it may have
+// read the source before the change) but starts a new one, whose result
+// wins. If ExpireAll
 // is called again, the stale window of values loaded before both calls is
 // counted from the later one (never beyond their own TTL plus MaxStale).
 func (c *Cache[K, V]) ExpireAll() {

@@ -73,7 +73,9 @@
 //   - A Delete, Set or InvalidateAll that happens while a load of the key
 //     is in flight wins: the load's result is given to its waiters but
 //     never stored. A load that was in flight during ExpireAll stores its
-//     result as already stale.
+//     result as already stale, and a caller that misses the key after
+//     ExpireAll does not wait for it but starts a new load (whose result
+//     then wins).
 //   - Each waiter waits at most until its own context ends, and then
 //     returns ctx.Err() at once; the load goes on and is cached. A caller
 //     whose context has already ended starts no load.
