@@ -178,12 +178,20 @@ func (c *Cache) LoadFrom(r io.Reader) error {
 	for i := range stores {
 		stores[i] = c.newStore()
 	}
-	if err := c.readBlocks(r, stores); err != nil {
-		for i := range stores {
-			stores[i].releaseChunks()
+	// Release the new chunks unless they are swapped in: on an error, and
+	// if r panics (mapped chunks are not the garbage collector's).
+	swapped := false
+	defer func() {
+		if !swapped {
+			for i := range stores {
+				stores[i].releaseChunks()
+			}
 		}
+	}()
+	if err := c.readBlocks(r, stores); err != nil {
 		return err
 	}
+	swapped = true
 
 	for i := range c.shards {
 		c.shards[i].mu.Lock()
@@ -275,19 +283,19 @@ func (c *Cache) loadBlock(stores []store, b []byte, now *lazyNow) (int, error) {
 		b = b[h.size():]
 		n++
 		hv := c.hash.sum(key)
-		if h.expired(now.get()) {
-			// A later copy of a key (set again during SaveTo) that has
-			// expired: the earlier copy, if loaded, is older still.
-			st := &stores[hv>>c.shift]
+		st := &stores[hv>>c.shift]
+		if h.expired(now.get()) || h.keyLen > c.cf.maxKey || h.valLen > c.cf.maxValue ||
+			headerLen(h.keyLen, h.valLen, h.hasExp)+h.keyLen+h.valLen > int(c.cf.ringSize) {
+			// An entry not loaded (expired, or too large for this cache)
+			// may be a later copy of a key set again during SaveTo: the
+			// earlier copy, if loaded, is older still and must not come
+			// back.
 			if slot, _, hd, _ := st.lookup(key, uint32(hv)); slot >= 0 {
 				st.drop(slot, &hd)
 			}
 			continue
 		}
-		if h.keyLen > c.cf.maxKey || h.valLen > c.cf.maxValue || h.size() > int(c.cf.ringSize) {
-			continue
-		}
-		stores[hv>>c.shift].set(key, value, uint32(hv), h.exp, h.hasExp, now)
+		st.set(key, value, uint32(hv), h.exp, h.hasExp, now)
 	}
 	return n, nil
 }

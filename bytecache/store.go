@@ -514,26 +514,32 @@ func (s *store) drop(slot int, h *header) {
 }
 
 // reclaimTail advances the tail over the oldest entry, removing it from the
-// index if it is live.
-func (s *store) reclaimTail(now *lazyNow) {
+// index if it is live. replacing is the offset plus one of the entry that
+// the Set in progress replaces (0 if none): removing that one is neither an
+// eviction nor an expiration, and reclaimTail reports that it did.
+func (s *store) reclaimTail(now *lazyNow, replacing uint32) (replaced bool) {
 	if s.count == 0 {
 		// Every entry in the ring is dead.
 		s.tail, s.tailOff = s.head, s.headOff
-		return
+		return false
 	}
 	off := s.tailOff
 	h := s.header(off)
 	if slot := s.findOff(s.keyTag(off, &h, &s.scratch), off); slot >= 0 {
 		s.drop(slot, &h)
-		if h.hasExp && h.exp <= now.get() {
+		switch {
+		case off+1 == replacing:
+			replaced = true
+		case h.hasExp && h.exp <= now.get():
 			s.st.expirations++
-		} else {
+		default:
 			s.st.evictions++
 		}
 	}
 	size := h.size()
 	s.tail += uint64(size)
 	s.tailOff = s.advance(off, size)
+	return replaced
 }
 
 // set stores an entry for key, whose hash has tag, replacing any entry for
@@ -543,8 +549,22 @@ func (s *store) set(key, value []byte, tag uint32, exp int64, hasExp bool, now *
 	var hb [maxHeaderLen]byte
 	hl := putHeader(hb[:], len(key), len(value), exp, hasExp)
 	size := hl + len(key) + len(value)
-	for s.head+uint64(size)-s.tail > uint64(s.ringSize) {
-		s.reclaimTail(now)
+	slot, oldOff, old, coll := s.lookup(key, tag)
+	if s.head+uint64(size)-s.tail > uint64(s.ringSize) {
+		replacing := uint32(0)
+		if slot >= 0 {
+			replacing = oldOff + 1
+		}
+		for s.head+uint64(size)-s.tail > uint64(s.ringSize) {
+			if s.reclaimTail(now, replacing) {
+				replacing = 0
+			}
+		}
+		// Removing entries may have moved the slots (or the old entry).
+		slot = -1
+		if replacing != 0 {
+			slot = s.findOff(tag, oldOff)
+		}
 	}
 	off := s.headOff
 	o := s.writeAt(off, hb[:hl])
@@ -557,7 +577,6 @@ func (s *store) set(key, value []byte, tag uint32, exp int64, hasExp bool, now *
 	}
 
 	e := makeSlot(tag, off)
-	slot, _, old, coll := s.lookup(key, tag)
 	if slot >= 0 {
 		s.table[slot] = e
 		s.liveBytes -= int64(old.size())
