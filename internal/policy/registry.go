@@ -98,12 +98,31 @@ func ParseSpec(spec string) (name string, param float64, err error) {
 		if errors.Is(err, strconv.ErrRange) && math.IsInf(param, 0) {
 			err = nil // too large for a float: ±Inf, which each policy judges
 		}
+		if err == nil && param == 0 && underflows(arg) {
+			// Too small for a float, but not zero: the smallest
+			// positive (or negative) one, as too large is ±Inf.
+			param = math.Copysign(math.SmallestNonzeroFloat64, param)
+		}
 		if err != nil || math.IsNaN(param) {
 			// NaN stands for "no parameter": never one given.
 			return "", 0, fmt.Errorf("policy %q: parameter %q is not a number", spec, arg)
 		}
 	}
 	return name, param, nil
+}
+
+// underflows reports whether the number s, which ParseFloat read as zero,
+// has a non-zero digit: it was too small for a float64.
+func underflows(s string) bool {
+	s = strings.ToLower(strings.TrimLeft(s, "+-"))
+	digits, exp := "123456789", "e"
+	if strings.HasPrefix(s, "0x") {
+		s, digits, exp = s[2:], "123456789abcdef", "p"
+	}
+	if i := strings.Index(s, exp); i >= 0 {
+		s = s[:i]
+	}
+	return strings.ContainsAny(s, digits)
 }
 
 func init() {

@@ -151,6 +151,7 @@ type TinyLFU struct {
 	sampleMisses uint64
 	prevHitRate  float64
 	step         float64
+	climbRest    float64 // the fraction of past moves not made yet
 }
 
 // NewTinyLFU returns a policy for at most max weight. weighted says
@@ -694,11 +695,19 @@ func (p *TinyLFU) climb() {
 	}
 	p.prevHitRate = rate
 	p.sampleHits, p.sampleMisses = 0, 0
+	// Carry what a whole move leaves over, so that steps under one unit
+	// of weight (every step when max < 16) add up instead of vanishing.
+	if (amount > 0) != (p.climbRest > 0) {
+		p.climbRest = 0
+	}
+	p.climbRest += amount
+	move := math.Trunc(p.climbRest)
+	p.climbRest -= move
 	switch {
-	case amount > 0:
-		p.growWindow(uint64(amount))
-	case amount < 0:
-		p.shrinkWindow(uint64(-amount))
+	case move > 0:
+		p.growWindow(uint64(move))
+	case move < 0:
+		p.shrinkWindow(uint64(-move))
 	}
 }
 
