@@ -351,6 +351,10 @@ func (r *runner) send(snd sender, b *workerBuf, j job) outcome {
 	switch {
 	case r.o.Mode == ModeAPI && !j.write && status == http.StatusNotFound:
 		return outcome{ok: true}
+	case j.write && status >= 300:
+		// The service stores on 2xx only: a redirect (which the client
+		// does not follow for a write) stored nothing.
+		return outcome{errKind: "status " + strconv.Itoa(status)}
 	case status >= 200 && status < 400:
 		return outcome{ok: true, hit: !j.write}
 	default:

@@ -24,6 +24,15 @@ const (
 // DefaultTimeout is the default of Options.Timeout.
 const DefaultTimeout = 10 * time.Second
 
+// Upper bounds of the options that size what a run holds in memory: the
+// workers (goroutines, connections) and each request's body, which every
+// worker builds in full.
+const (
+	MaxConcurrency = 100_000
+	MaxValueSize   = 64 << 20  // bytes
+	MaxBody        = 256 << 20 // bytes: Batch × ValueSize
+)
+
 // Write methods of Options.WriteMethod.
 const (
 	WritePost = "post"
@@ -54,7 +63,8 @@ type Options struct {
 	// instead of hiding them (no coordinated omission).
 	Closed bool
 	// Concurrency is the number of workers, each with at most one request
-	// in flight (and so at most one connection in use). Default 16.
+	// in flight (and so at most one connection in use). Default 16; at
+	// most MaxConcurrency.
 	Concurrency int
 	// Duration bounds the run in time; Requests bounds it in requests.
 	// With both, the first reached ends the run; with neither, Duration is
@@ -98,7 +108,8 @@ type Options struct {
 	// WritePost a JSON object {"seq":N,"pad":"xx..."} of exactly this size
 	// (or the smallest such object, when ValueSize is smaller), with
 	// WritePut raw bytes. Values differ from write to write, so a stale
-	// read is caught by the read-your-writes check. Default 256.
+	// read is caught by the read-your-writes check. Default 256; at most
+	// MaxValueSize, and Batch × ValueSize at most MaxBody.
 	ValueSize int
 	// TTL, when positive, is sent with each write (header Cache-TTL).
 	// Default 0: the service's default TTL.
@@ -180,6 +191,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Concurrency < 0 {
 		return o, errors.New("load: the concurrency must be positive")
 	}
+	if o.Concurrency > MaxConcurrency {
+		return o, fmt.Errorf("load: the concurrency %d exceeds %d", o.Concurrency, MaxConcurrency)
+	}
 	if o.Duration < 0 || o.Requests < 0 || o.Warmup < 0 {
 		return o, errors.New("load: duration, requests and warmup must not be negative")
 	}
@@ -233,6 +247,12 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ValueSize < 0 {
 		return o, errors.New("load: the value size must be positive")
+	}
+	if o.ValueSize > MaxValueSize {
+		return o, fmt.Errorf("load: the value size %d exceeds %d bytes", o.ValueSize, MaxValueSize)
+	}
+	if o.Batch > MaxBody/o.ValueSize {
+		return o, fmt.Errorf("load: a batch of %d values of %d bytes exceeds %d bytes per request", o.Batch, o.ValueSize, MaxBody)
 	}
 	if o.TTL < 0 {
 		return o, errors.New("load: the TTL must not be negative")

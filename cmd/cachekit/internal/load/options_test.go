@@ -46,3 +46,27 @@ func TestWarmupCoveringDurationRejected(t *testing.T) {
 		}
 	}
 }
+
+// Sizes that the run would have to hold in memory (a body of each worker,
+// a goroutine and a connection per worker) are bounded: beyond the bounds,
+// Run refuses them with an error instead of running out of memory or
+// panicking in make.
+func TestSizesBounded(t *testing.T) {
+	for _, o := range []Options{
+		{ValueSize: 1 << 62},
+		{ValueSize: MaxValueSize + 1},
+		{Concurrency: 1 << 40},
+		{Concurrency: MaxConcurrency + 1},
+		{Batch: 1 << 20, ValueSize: 1 << 10, Cardinality: 1 << 30}, // 1 GiB per POST
+	} {
+		o.URL, o.Mode, o.WriteRatio, o.Requests = "http://127.0.0.1:1", ModeAPI, 1, 1
+		if _, err := Run(context.Background(), o); err == nil {
+			t.Errorf("concurrency %d, batch %d, value size %d accepted", o.Concurrency, o.Batch, o.ValueSize)
+		}
+	}
+	// The bounds themselves are accepted.
+	o := Options{URL: "http://127.0.0.1:1", Mode: ModeAPI, Concurrency: MaxConcurrency, ValueSize: MaxValueSize, Batch: MaxBody / MaxValueSize}
+	if _, err := o.withDefaults(); err != nil {
+		t.Errorf("bounds refused: %v", err)
+	}
+}

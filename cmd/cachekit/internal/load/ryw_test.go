@@ -172,3 +172,26 @@ func TestRYWHugeBodyIsFailedCheck(t *testing.T) {
 		}
 	}
 }
+
+// A write answered with a redirect stored nothing (the service stores on
+// 2xx only, and the client does not follow a redirect for a PUT): it is a
+// failed request, with no read-back, not a success whose read-back then
+// counts as a read-your-writes violation.
+func TestRedirectedWriteIsError(t *testing.T) {
+	writes := &http.Client{Transport: funcTransport(func(r *http.Request) (*http.Response, error) {
+		return reply(r, http.StatusTemporaryRedirect, ""), nil // no Location: not followed
+	})}
+	checks := &http.Client{Transport: funcTransport(func(r *http.Request) (*http.Response, error) {
+		return reply(r, http.StatusNotFound, ""), nil
+	})}
+	rep, err := Run(context.Background(), Options{
+		URL: "http://fake.invalid", Requests: 10, Concurrency: 1, WriteRatio: 1, WriteMethod: WritePut,
+		RYW: true, Seed: 1, Clock: &fakeClock{now: time.Unix(1000, 0)}, Client: writes, RYWClient: checks,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Errors != 10 || *rep.RYW != (RYW{}) {
+		t.Errorf("errors %d, RYW %+v: want 10 failed writes and no read-back", rep.Errors, *rep.RYW)
+	}
+}
