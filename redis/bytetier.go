@@ -125,7 +125,7 @@ func (o *ByteTierOptions) resolve() error {
 //
 //	tier.SetHandlers(redis.Handlers{
 //		Invalidate: func(key []byte) { srv.Invalidate(key) },
-//		Flush:      srv.Store().Clear,
+//		Flush:      srv.InvalidateAll,
 //	})
 //
 // With these, an in-memory copy is never stale for longer than about

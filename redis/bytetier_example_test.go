@@ -37,7 +37,7 @@ func ExampleNewByteTier() {
 	// once both exist, before the server serves.
 	tier.SetHandlers(redis.Handlers{
 		Invalidate: func(key []byte) { srv.Invalidate(key) }, // another instance changed key
-		Flush:      srv.Store().Clear,                        // invalidations may have been missed
+		Flush:      srv.InvalidateAll,                        // invalidations may have been missed
 	})
 	defer srv.Close()
 	defer tier.Close() // runs first: no handler runs on a closed store

@@ -478,7 +478,7 @@ func startService(t *testing.T, b backend) *serviceInstance {
 	}
 	tier.SetHandlers(Handlers{
 		Invalidate: func(key []byte) { srv.Invalidate(key) },
-		Flush:      srv.Store().Clear,
+		Flush:      srv.InvalidateAll,
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -83,6 +83,19 @@ func (f *fence) change(key []byte, apply func()) {
 	apply()
 }
 
+// changeAll bumps every stripe's generation, one stripe at a time: a fill
+// that began before stores nothing afterwards. Whatever such a fill stored
+// before its stripe's bump, the caller removes by clearing the store once
+// changeAll has returned.
+func (f *fence) changeAll() {
+	for i := range f.stripes {
+		st := &f.stripes[i]
+		st.mu.Lock()
+		st.gen++
+		st.mu.Unlock()
+	}
+}
+
 // open starts a change of key that a Tier write follows: it bumps key's
 // generation and runs apply (the in-memory change) under the stripe's
 // lock. The caller must call close(key) once the Tier write has ended.

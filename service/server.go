@@ -189,6 +189,17 @@ func (s *Server) Invalidate(key []byte) bool {
 	return found
 }
 
+// InvalidateAll empties the in-memory store (not the Tier): a Tier calls
+// it when this instance may have missed invalidations. A read that asked
+// the Tier before InvalidateAll began (and may have got a value an
+// invalidation since replaced) serves what it got but does not store it.
+func (s *Server) InvalidateAll() {
+	if s.fence != nil {
+		s.fence.changeAll()
+	}
+	s.cache.Clear()
+}
+
 // Close closes the in-memory store. Call it after Serve has returned.
 func (s *Server) Close() error { return s.cache.Close() }
 

@@ -121,7 +121,7 @@ func (rf *redisFlags) open(log *slog.Logger) (*redisTier, error) {
 func (t *redisTier) attach(s *service.Server) {
 	t.tier.SetHandlers(ckredis.Handlers{
 		Invalidate: func(key []byte) { s.Invalidate(key) },
-		Flush:      s.Store().Clear,
+		Flush:      s.InvalidateAll,
 	})
 }
 
