@@ -136,7 +136,7 @@ func (r *reads) free() {
 // until the queue is empty; it holds one round trip all along.
 func (r *reads) drain(batch []*queuedRead) {
 	for {
-		r.pipeline(batch)
+		r.pipelineRecovered(batch)
 		r.mu.Lock()
 		if len(r.queue) == 0 {
 			r.free()
@@ -146,6 +146,24 @@ func (r *reads) drain(batch []*queuedRead) {
 		batch = r.queue
 		r.queue = nil
 		r.mu.Unlock()
+	}
+}
+
+// pipelineRecovered is pipeline on a goroutine of drain's: if the Redis
+// call panics (in a client hook), the reads of batch not answered yet fail
+// with the panic as their error, instead of the panic ending the process.
+func (r *reads) pipelineRecovered(batch []*queuedRead) {
+	err := recovered(func() error { r.pipeline(batch); return nil })
+	if err == nil {
+		return
+	}
+	for _, q := range batch {
+		select {
+		case <-q.done:
+		default: // only this goroutine closes q.done
+			q.res = readResult{err: err}
+			close(q.done)
+		}
 	}
 }
 

@@ -118,7 +118,10 @@ func (o *ByteTierOptions) resolve() error {
 // Handlers receive what a ByteTier learns from its invalidation channel.
 // Each may be nil. They are called on the ByteTier's subscription
 // goroutine, one at a time, never after Close has returned; they must
-// return quickly (the next message waits) and must not call Close.
+// return quickly (the next message waits) and must not call Close. A
+// panic in Invalidate is logged and ends the subscription, which is then
+// lost (and Flush called) as if Redis had dropped it; a panic in Lost or
+// Flush is logged.
 //
 // For the cachekit service (whose service.Server keeps an in-memory copy
 // of what it reads from the tier):
@@ -217,19 +220,29 @@ func NewByteTier(o ByteTierOptions) (*ByteTier, error) {
 			h.Invalidate(t.key)
 		}
 	}
+	// Lost and Flush run on the subscription's goroutine or on a timer's:
+	// a panic in them is logged, not the end of the process.
 	t.lost = func() {
 		if h := t.handlers.Load(); h != nil && h.Lost != nil {
-			h.Lost()
+			t.handlerPanic("Lost", recovered(func() error { h.Lost(); return nil }))
 		}
 	}
 	t.flushLocal = func() {
 		if h := t.handlers.Load(); h != nil && h.Flush != nil {
-			h.Flush()
+			t.handlerPanic("Flush", recovered(func() error { h.Flush(); return nil }))
 		}
 	}
 	t.startSubscription()
 	t.returned.Store(true)
 	return t, nil
+}
+
+// handlerPanic logs the panic of a handler, if err is one.
+func (t *ByteTier) handlerPanic(name string, err error) {
+	if err != nil {
+		t.logs.log(t.log, "handler", "redis: a ByteTier handler panicked", "handler", name,
+			"err", err, "stack", string(err.(*clientPanic).stack))
+	}
 }
 
 // SetHandlers installs the handlers of the invalidations and of the

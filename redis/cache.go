@@ -609,9 +609,12 @@ func (c *Cache[V]) writeLoaded(w write) {
 	ctx, cancel := context.WithTimeout(c.life, c.timeout)
 	defer cancel()
 	var n int
-	err := c.call(c.life, tk, func() (err error) {
-		n, err = c.cas.Run(ctx, c.client, []string{w.key}, w.token, w.data, expiry(w.data)).Int()
-		return err
+	err := c.call(c.life, tk, func() error {
+		// On a writer goroutine: a panic (in a client hook) is an error.
+		return recovered(func() (err error) {
+			n, err = c.cas.Run(ctx, c.client, []string{w.key}, w.token, w.data, expiry(w.data)).Int()
+			return err
+		})
 	})
 	switch {
 	case err != nil && c.life.Err() != nil:

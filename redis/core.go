@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -267,6 +268,27 @@ func (c *core) call(ctx context.Context, tk ticket, f func() error) error {
 	returned = true
 	c.report(ctx, tk, err)
 	return err
+}
+
+// clientPanic is the error of a call that panicked (a Redis call, in a
+// hook of the client, or a handler) on one of the package's own
+// goroutines, where the panic would otherwise end the process.
+type clientPanic struct {
+	value any
+	stack []byte
+}
+
+func (p *clientPanic) Error() string { return fmt.Sprintf("redis: recovered panic: %v", p.value) }
+
+// recovered runs f, on one of the package's own goroutines, and returns
+// the panic f raised, if any, as a *clientPanic.
+func recovered(f func() error) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = &clientPanic{value: v, stack: debug.Stack()}
+		}
+	}()
+	return f()
 }
 
 // report tells the breaker how a Redis call, admitted with tk, went. A

@@ -69,7 +69,13 @@ func (c *core) subscribeLoop() {
 	defer c.wg.Done()
 	delay := c.resubscribeDelay
 	for c.life.Err() == nil {
-		confirmed := c.subscription()
+		var confirmed bool
+		if err := recovered(func() error { confirmed = c.subscription(); return nil }); err != nil {
+			// A client hook (or a handler) panicked: the subscription is
+			// closed (subscription's defer ran); it is tried again below.
+			c.logs.log(c.log, "subscription", "redis: the invalidation subscription panicked",
+				"err", err, "stack", string(err.(*clientPanic).stack))
+		}
 		if c.life.Err() != nil {
 			return // Close
 		}
