@@ -862,6 +862,11 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 	s.mu.Unlock()
 
 	c.count(statSets, p)
+	if deadline != 0 {
+		// Deferred: the entry and its record are published even if
+		// OnEvict panics below, and the fast clock must run for them.
+		defer c.noteTTL()
+	}
 	// Report the replaced value before maintenance can report the new one
 	// (say, evicted at once), so that one key's removals stay in order.
 	queue := c.bounded || deadline != 0 || (old != nil && old.Tag&tagTimed != 0)
@@ -869,9 +874,6 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 		c.removedThen(old, CauseReplaced, p, queue, event[K, V]{e: e, old: old})
 	} else if queue {
 		c.afterWrite(event[K, V]{e: e})
-	}
-	if deadline != 0 {
-		c.noteTTL()
 	}
 	return true
 }
@@ -948,7 +950,19 @@ func (h *Cache[K, V]) Delete(key K) {
 // one.
 func (c *cache[K, V]) removedThen(e *entry[K, V], cause Cause, p uint64, queue bool, ev event[K, V]) {
 	if queue {
-		defer c.afterWrite(ev)
+		// Queue the record before the report, which may take any time
+		// (or call the cache): a later write of the key waits for it.
+		// The maintenance it may call for runs only after the report, so
+		// that this goroutine reports e before anything it evicts. If
+		// the queue is full, draining it would report other removals
+		// first: report, then queue, as before.
+		pos, ok := c.writes.PushAt(ev)
+		switch {
+		case !ok:
+			defer c.afterWrite(ev)
+		case (pos+1)%uint64(c.writeBatch) == 0:
+			defer c.maintain(false)
+		}
 	}
 	c.removed(e, cause, p)
 }
@@ -1192,7 +1206,11 @@ func (c *cache[K, V]) maintainLocked() {
 			c.evict()
 		}
 	}
-	c.backlog = !c.wheel.Advance(c.now(), expireBudget, c.expire)
+	now := c.now()
+	// A Clock that steps back would otherwise leave every entry that
+	// expires meanwhile in the index until it caught up with the wheel.
+	c.wheel.Rewind(now)
+	c.backlog = !c.wheel.Advance(now, expireBudget, c.expire)
 	if c.bounded {
 		c.evict()
 		if !c.recordReads.Load() && c.policy.Weight() >= c.maxWeight/2 {

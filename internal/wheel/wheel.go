@@ -298,3 +298,37 @@ func spliceAll(from, to *Timer) {
 	last.next = to
 	from.prev, from.next = from, from
 }
+
+// Rewind moves the wheel's current time back to now, if now is earlier,
+// placing every scheduled timer again relative to it, so that the timers
+// due at now (scheduled after the wheel had passed their deadline) are
+// expired by the next Advance(now) rather than once time has caught up
+// with the wheel's. It costs O(Len) when it moves the time, nothing
+// otherwise.
+func (w *Wheel) Rewind(now int64) {
+	target := key(now)
+	if target >= w.time {
+		return
+	}
+	var all Timer
+	initList(&all, noBucket)
+	spliceAll(&w.pending, &all)
+	moveAll := func(from *Timer) {
+		for n := from.next; n != from; n = from.next {
+			unlink(n)
+			pushBack(&all, n)
+		}
+	}
+	moveAll(&w.overdue)
+	for l := range w.occupied {
+		for m := w.occupied[l]; m != 0; m &= m - 1 {
+			moveAll(&w.buckets[l][bits.TrailingZeros64(m)])
+		}
+		w.occupied[l] = 0
+	}
+	w.time = target
+	for n := all.next; n != &all; n = all.next {
+		unlink(n)
+		w.place(n)
+	}
+}
