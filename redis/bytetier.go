@@ -26,8 +26,9 @@ var ErrClosed = errors.New("redis: closed")
 type ByteTierOptions struct {
 	// Client is the Redis client, as Options.Client: a *goredis.Client, a
 	// *goredis.ClusterClient or another goredis.UniversalClient, created
-	// with ContextTimeoutEnabled (see ClientDefaults). The ByteTier does
-	// not close it. Required.
+	// with ContextTimeoutEnabled (see ClientDefaults), reading from the
+	// masters (see Options.Client). The ByteTier does not close it.
+	// Required.
 	Client goredis.UniversalClient
 
 	// Prefix is prepended to every key in Redis and names the

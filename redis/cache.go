@@ -283,6 +283,12 @@ func (c *Cache[V]) change(ctx context.Context, key string, local func(), remote 
 	if err := s.acquire(ctx, c.life.Done()); err != nil {
 		return fmt.Errorf("redis: waiting to write %q: %w", key, err)
 	}
+	if err := ctx.Err(); err != nil {
+		// The caller gave up (before the call, or just as its turn came):
+		// change nothing, rather than L1 alone.
+		<-s.lock
+		return fmt.Errorf("redis: waiting to write %q: %w", key, err)
+	}
 	s.writing.Store(true)
 	defer func() {
 		s.writing.Store(false)

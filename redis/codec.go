@@ -79,7 +79,7 @@ func (JSONCodec[V]) Decode(data []byte) (V, error) {
 func fingerprint[V any](codec Codec[V], version string) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "codec=%s;version=%s;", codec.Name(), version)
-	describe(h, reflect.TypeFor[V](), map[reflect.Type]bool{})
+	describe(h, reflect.TypeFor[V](), map[reflect.Type]int{})
 	if s := h.Sum64(); s != 0 {
 		return s
 	}
@@ -88,17 +88,21 @@ func fingerprint[V any](codec Codec[V], version string) uint64 {
 
 type writer interface{ Write([]byte) (int, error) }
 
-func describe(w writer, t reflect.Type, seen map[reflect.Type]bool) {
+func describe(w writer, t reflect.Type, seen map[reflect.Type]int) {
 	put := func(s string) { _, _ = w.Write([]byte(s)) }
 	put(t.Kind().String())
 	if t.Name() != "" {
 		put("(" + t.PkgPath() + "." + t.Name() + ")")
 	}
-	if seen[t] {
+	switch n := seen[t]; {
+	case n < 0: // on the current path: a cycle
 		put("^")
 		return
+	case n > 0: // described in full already: refer to that description
+		put("#" + strconv.Itoa(n))
+		return
 	}
-	seen[t] = true
+	seen[t] = -1
 	switch t.Kind() {
 	case reflect.Pointer, reflect.Slice:
 		put("[")
@@ -123,5 +127,6 @@ func describe(w writer, t reflect.Type, seen map[reflect.Type]bool) {
 		}
 		put("}")
 	}
-	delete(seen, t)
+	seen[nil]++ // the nil key counts the types described in full
+	seen[t] = seen[nil]
 }

@@ -153,6 +153,7 @@ func (c *core) stop() {
 	}
 	c.psMu.Unlock()
 	c.wg.Wait()
+	c.subscribed.Store(false) // the subscription ended with its goroutine
 	c.writes.Wait()
 }
 

@@ -42,8 +42,12 @@ type Options[V any] struct {
 	// Sentinel through goredis.NewFailoverClient), a *goredis.ClusterClient
 	// or anything else that implements goredis.UniversalClient. It must
 	// honour context deadlines: for the go-redis clients New checks that
-	// ContextTimeoutEnabled is set (ClientDefaults sets it). The Cache
-	// does not close it. Required.
+	// ContextTimeoutEnabled is set (ClientDefaults sets it). It must read
+	// from the masters (an instance re-reads a key as soon as another's
+	// invalidation arrives, and a lagging replica would give it the old
+	// value): New refuses a ClusterClient with ReadOnly, RouteByLatency or
+	// RouteRandomly, and a Sentinel client must not be ReplicaOnly. The
+	// Cache does not close it. Required.
 	Client goredis.UniversalClient
 
 	// Loader loads a key from the source on a miss in both tiers. It may
@@ -204,7 +208,7 @@ func ClientDefaults(o *goredis.UniversalOptions) *goredis.UniversalOptions {
 }
 
 // checkClient refuses a go-redis client that would let a call outlive its
-// context's deadline.
+// context's deadline, or read from replicas.
 func checkClient(c goredis.UniversalClient) error {
 	var enabled bool
 	switch cl := c.(type) {
@@ -212,6 +216,13 @@ func checkClient(c goredis.UniversalClient) error {
 		enabled = cl.Options().ContextTimeoutEnabled
 	case *goredis.ClusterClient:
 		enabled = cl.Options().ContextTimeoutEnabled
+		if o := cl.Options(); o.ReadOnly || o.RouteByLatency || o.RouteRandomly {
+			// An instance re-reads a key as soon as another's
+			// invalidation arrives: a replica that has not yet copied
+			// the write would give it the old value, kept in L1 with no
+			// further message to drop it.
+			return errors.New("the cluster client must read from the masters (ReadOnly, RouteByLatency and RouteRandomly send reads to replicas, which lag behind invalidations)")
+		}
 	case *goredis.Ring:
 		enabled = cl.Options().ContextTimeoutEnabled
 	default:
