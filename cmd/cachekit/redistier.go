@@ -139,14 +139,21 @@ func (t *redisTier) close() {
 // becomes 1.5 × --redis-timeout; an explicit one that is not longer is an
 // error.
 func (rf *redisFlags) fitTierTimeout(o *service.Options, explicit bool) error {
+	if rf.addrs == "" {
+		return nil
+	}
+	if rf.timeout < 0 {
+		return fmt.Errorf("--redis-timeout (%v) must not be negative", rf.timeout)
+	}
+	redisTimeout := rf.timeout
+	if redisTimeout == 0 { // the ByteTier's default
+		redisTimeout = ckredis.DefaultTimeout
+	}
 	switch {
-	case rf.addrs == "":
-		return nil
 	case !explicit:
-		o.TierTimeout = rf.timeout + rf.timeout/2
-		return nil
-	case o.TierTimeout <= rf.timeout:
-		return fmt.Errorf("--tier-timeout (%v) must be longer than --redis-timeout (%v), or the circuit breaker never opens", o.TierTimeout, rf.timeout)
+		o.TierTimeout = redisTimeout + redisTimeout/2
+	case o.TierTimeout <= redisTimeout:
+		return fmt.Errorf("--tier-timeout (%v) must be longer than --redis-timeout (%v), or the circuit breaker never opens", o.TierTimeout, redisTimeout)
 	}
 	return nil
 }

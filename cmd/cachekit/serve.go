@@ -46,9 +46,32 @@ flags:
 var serveListening func(addr string)
 
 func serveCmd(args []string, stdout, stderr io.Writer) int {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := firstSignal()
 	defer stop()
 	return serveContext(ctx, args, os.LookupEnv, stderr)
+}
+
+// firstSignal returns a context that SIGINT or SIGTERM cancels. After the
+// first signal the server drains (up to --shutdown-timeout); the signals
+// are unhandled again before the context is cancelled, so that a second
+// one, even right after the server has said it is shutting down, gets the
+// default behaviour: it ends the process. stop releases the signals and
+// the goroutine that waits for them.
+func firstSignal() (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-sig:
+		case <-ctx.Done():
+		}
+		signal.Stop(sig)
+		cancel()
+	}()
+	return ctx, func() { cancel(); <-done }
 }
 
 // serveContext runs the server until ctx is done.
@@ -113,7 +136,8 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 		}
 		o.Tier = tier.tier
 	}
-	if !set["max-value-bytes"] {
+	defaultValueLimit := !set["max-value-bytes"] || o.MaxValueBytes == 0
+	if defaultValueLimit {
 		// The server's default, which it lowers if --max-bytes is too
 		// small for it (service.Options.MaxValueBytes).
 		o.MaxValueBytes = 0
@@ -132,7 +156,7 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 		return 1
 	}
 	defer s.Close()
-	if mv := s.Options().MaxValueBytes; !set["max-value-bytes"] && mv != service.DefaultMaxValueBytes {
+	if mv := s.Options().MaxValueBytes; defaultValueLimit && mv != service.DefaultMaxValueBytes {
 		log.Warn("cachekit serve: max-value-bytes lowered to fit max-bytes", "max-value-bytes", service.FormatSize(int64(mv)))
 	}
 	if tier != nil {
