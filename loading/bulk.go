@@ -4,7 +4,8 @@ import "context"
 
 // GetMany returns the values of keys, like Get for each key, but loads the
 // keys it must load together: with a BulkLoader in one LoadMany call, with
-// only a Loader in concurrent Load calls. Keys already being loaded (by any
+// only a Loader in concurrent Load calls (at most Options.MaxManyLoads at
+// once). Keys already being loaded (by any
 // Get, GetMany or refresh) are not loaded again: GetMany waits for those
 // loads. Duplicate keys are looked up once.
 //
@@ -88,6 +89,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 		if f := c.joinable(sh, k); f != nil {
 			f.waitable()
 			sh.mu.Unlock()
+			f.startDeferred()
 			c.stats.shared.Add(1)
 			waits = append(waits, f)
 			continue
@@ -118,9 +120,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 	case c.bulk != nil:
 		c.launch(ctx, owned, false)
 	default:
-		for _, f := range owned {
-			c.launch(ctx, []*flight[K, V]{f}, false)
-		}
+		c.launchEach(ctx, owned)
 	}
 
 	for i, f := range waits {
@@ -195,4 +195,42 @@ func (c *Cache[K, V]) refreshMany(ctx context.Context, due []dueKey[K, V]) {
 	}
 	c.stats.refreshes.Add(uint64(len(fl)))
 	c.launch(ctx, fl, true)
+}
+
+// launchEach launches a load of each flight of fl, at most c.manyLoads at
+// once: the first ones now, each other one when the one launched
+// c.manyLoads before it has finished (or at once when a caller joins it:
+// see flight.deferred), from a goroutine that Close waits for (flights
+// launched after Close finish at once with ErrClosed).
+func (c *Cache[K, V]) launchEach(ctx context.Context, fl []*flight[K, V]) {
+	n := min(len(fl), c.manyLoads)
+	if n < len(fl) {
+		for _, f := range fl[n:] {
+			start := func() { c.launch(ctx, []*flight[K, V]{f}, false) }
+			f.deferred.Store(&start)
+		}
+		c.lifeMu.RLock()
+		closed := c.closed.Load()
+		if !closed {
+			c.loads.Add(1)
+		}
+		c.lifeMu.RUnlock()
+		if closed {
+			for _, f := range fl[n:] {
+				f.startDeferred() // finishes f with ErrClosed
+			}
+			fl = fl[:n]
+		} else {
+			go func() {
+				defer c.loads.Done()
+				for i, f := range fl[n:] {
+					<-fl[i].done
+					f.startDeferred()
+				}
+			}()
+		}
+	}
+	for _, f := range fl[:n] {
+		c.launch(ctx, []*flight[K, V]{f}, false)
+	}
 }

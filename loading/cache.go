@@ -1,6 +1,7 @@
 package loading
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/maphash"
@@ -39,6 +40,7 @@ type Cache[K comparable, V any] struct {
 	beforeFlight                func(K)       // test hook: after a miss, before the flight table
 	probe                       Prober[K, V]
 	slots                       chan struct{} // background reload slots
+	manyLoads                   int           // Options.MaxManyLoads
 	epochMu                     sync.Mutex    // serialises ExpireAll
 	epoch                       atomic.Pointer[epoch]
 	seed                        maphash.Seed
@@ -109,6 +111,7 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		n = DefaultMaxConcurrentRefreshes
 	}
 	c.slots = make(chan struct{}, n)
+	c.manyLoads = cmp.Or(opts.MaxManyLoads, DefaultMaxManyLoads)
 	if c.clock == nil {
 		// The core cache reads a cached clock that may lag ours by about a
 		// millisecond (more on a starved machine): keep records in it a
@@ -246,6 +249,7 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 	if f := c.joinable(sh, key); f != nil {
 		f.waitable()
 		sh.mu.Unlock()
+		f.startDeferred()
 		c.stats.shared.Add(1)
 		return c.wait(ctx, f)
 	}

@@ -32,6 +32,21 @@ type flight[K comparable, V any] struct {
 	// over is set when the flight finishes: a call chain that holds it no
 	// longer counts it as a key being loaded (see chain.has).
 	over atomic.Bool
+
+	// deferred, while set, launches the flight, which a GetMany queued
+	// behind its first MaxManyLoads (launchEach). Whoever takes it first
+	// launches it: launchEach's goroutine in its turn, or a caller that
+	// joins the flight (startDeferred), which must not wait for a turn
+	// that may never come: it may be a loader of that very GetMany.
+	deferred atomic.Pointer[func()]
+}
+
+// startDeferred launches f now if a GetMany queued it and it is not
+// launched yet.
+func (f *flight[K, V]) startDeferred() {
+	if start := f.deferred.Swap(nil); start != nil {
+		(*start)()
+	}
 }
 
 // newFlight returns a flight for key, in shard sh, to be put in the table;

@@ -12,13 +12,15 @@ const (
 	DefaultErrorTTL               = time.Second
 	DefaultLoadTimeout            = 30 * time.Second
 	DefaultMaxConcurrentRefreshes = 16
+	DefaultMaxManyLoads           = 16
 )
 
 // Options configures a Cache. Loader or BulkLoader is required; every other
 // field has a usable zero value.
 type Options[K comparable, V any] struct {
 	// Loader loads one key. Get uses it; so does GetMany when BulkLoader
-	// is nil (one call per missing key, concurrently). At least one of
+	// is nil (one call per missing key, concurrently, at most MaxManyLoads
+	// at once). At least one of
 	// Loader and BulkLoader is required. Default nil.
 	Loader Loader[K, V]
 
@@ -114,6 +116,13 @@ type Options[K comparable, V any] struct {
 	// DefaultMaxConcurrentRefreshes (16). Negative values are invalid.
 	MaxConcurrentRefreshes int
 
+	// MaxManyLoads bounds the Load calls that one GetMany without a
+	// BulkLoader has in flight at once: its other missing keys are loaded
+	// as those finish, so that a GetMany of many keys does not call the
+	// source for all of them at the same moment. Zero means
+	// DefaultMaxManyLoads (16). Negative values are invalid.
+	MaxManyLoads int
+
 	// Clock is the time source for every lifetime above and for the
 	// underlying cache. Default nil: the system's monotonic clock.
 	Clock cachekit.Clock
@@ -143,6 +152,8 @@ func (o *Options[K, V]) validate() error {
 		return bad("MaxStale is negative (%v)", o.MaxStale)
 	case o.MaxConcurrentRefreshes < 0:
 		return bad("MaxConcurrentRefreshes is negative (%d)", o.MaxConcurrentRefreshes)
+	case o.MaxManyLoads < 0:
+		return bad("MaxManyLoads is negative (%d)", o.MaxManyLoads)
 	}
 	return nil
 }
