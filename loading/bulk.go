@@ -5,9 +5,9 @@ import "context"
 // GetMany returns the values of keys, like Get for each key, but loads the
 // keys it must load together: with a BulkLoader in one LoadMany call, with
 // only a Loader in concurrent Load calls (at most Options.MaxManyLoads at
-// once). Keys already being loaded (by any
-// Get, GetMany or refresh) are not loaded again: GetMany waits for those
-// loads. Duplicate keys are looked up once.
+// once). Keys already being loaded (by any Get, GetMany or refresh) are not
+// loaded again: GetMany waits for those loads. Duplicate keys are looked up
+// once.
 //
 // The map holds every key that has a value, fresh or stale. The error is nil
 // when every key has a fresh value; otherwise it is a *BulkError[K] whose
