@@ -221,7 +221,12 @@ func (c *Cache[V]) Set(ctx context.Context, key string, value V) error {
 	if err != nil {
 		return fmt.Errorf("redis: encoding the value of %q: %w", key, err)
 	}
-	return c.change(ctx, key, func() { c.l1.Set(key, value) }, func() error {
+	return c.change(ctx, key, func() {
+		c.l1.Set(key, value)
+		// The Redis entry's lifetime starts now, not when Set began (it
+		// may have waited for its turn): the L1 copy must not outlive it.
+		setExpiry(env, expiresAt(c.ttl))
+	}, func() error {
 		return c.writeAndPublish(ctx, key, env)
 	})
 }

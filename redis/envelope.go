@@ -38,6 +38,9 @@ func newEnvelope(kind byte, id, fp uint64, exp int64, room int) []byte {
 	return b
 }
 
+// setExpiry sets the expiry stored in an envelope.
+func setExpiry(env []byte, exp int64) { binary.BigEndian.PutUint64(env[20:28], uint64(exp)) }
+
 // expiry returns the expiry stored in an envelope.
 func expiry(env []byte) int64 { return int64(binary.BigEndian.Uint64(env[20:28])) }
 

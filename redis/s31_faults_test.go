@@ -3,7 +3,10 @@ package redis
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -131,5 +134,78 @@ func TestReplicaReadingClientRefused(t *testing.T) {
 			t.Errorf("NewByteTier with %s: err %v, want ErrInvalidOptions", name, err)
 		}
 		cl.Close()
+	}
+}
+
+// signalCodec is the default codec that calls on with every value it
+// encodes.
+type signalCodec struct {
+	Codec[string]
+	on func(v string)
+}
+
+func (s signalCodec) Append(dst []byte, v string) ([]byte, error) {
+	s.on(v)
+	return s.Codec.Append(dst, v)
+}
+
+// holdWrite is a go-redis hook that holds the first pipeline writing key
+// (a Set's write and publish) until release is closed.
+type holdWrite struct {
+	key              string
+	once             sync.Once
+	entered, release chan struct{}
+}
+
+func (h *holdWrite) DialHook(next goredis.DialHook) goredis.DialHook          { return next }
+func (h *holdWrite) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook { return next }
+func (h *holdWrite) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		for _, c := range cmds {
+			if a := c.Args(); c.Name() == "set" && len(a) > 1 && fmt.Sprint(a[1]) == h.key {
+				h.once.Do(func() { close(h.entered); <-h.release })
+			}
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// A Set that waits for its turn (another Set of the key holds it) stamps
+// the Redis entry's expiry when it writes L1, not when it began: otherwise
+// the L1 copy, whose lifetime starts then, would outlive the Redis entry
+// by the wait.
+func TestSetExpiryCountsFromItsTurn(t *testing.T) {
+	client := standaloneClient(t)
+	base := time.Now()
+	var off atomic.Int64
+	wallClock = func() time.Time { return base.Add(time.Duration(off.Load())) }
+	defer func() { wallClock = time.Now }()
+	encoded := make(chan string, 2)
+	c := newTier(t, client, newSource(), func(o *Options[string]) {
+		o.TTL = time.Minute
+		o.Codec = signalCodec{DefaultCodec[string](), func(v string) { encoded <- v }}
+	})
+	h := &holdWrite{key: c.prefix + "k", entered: make(chan struct{}), release: make(chan struct{})}
+	client.AddHook(h)
+	ctx := context.Background()
+	first := make(chan error, 1)
+	go func() { first <- c.Set(ctx, "k", "v1") }()
+	<-encoded
+	<-h.entered // v1's write holds the key's turn
+	second := make(chan error, 1)
+	go func() { second <- c.Set(ctx, "k", "v2") }()
+	<-encoded // v2 encoded at base; it waits for its turn
+	off.Store(int64(10 * time.Second))
+	close(h.release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := rawGet(t, client, c.prefix+"k")
+	e := parseEntry(raw)
+	if want := base.Add(10*time.Second + time.Minute).UnixMilli(); e.kind != kindValue || e.exp < want {
+		t.Fatalf("v2's entry expires at %d, want at least %d (TTL counted from its turn)", e.exp, want)
 	}
 }
