@@ -15,14 +15,23 @@ func TestContractHeavy(t *testing.T) {
 				for seed := uint64(1); seed <= 5; seed++ {
 					p := newNamed(t, name, max, weighted)
 					r := rand.New(rand.NewPCG(seed, max))
-					randomContract(t, name, p, max, weighted, r)
+					randomContract(t, name, p, max, weighted, r, contractRun{ops: 5000, passEvery: 1, keys: 3*max + 5, overweight: true})
 				}
 			}
 		}
 	}
 }
 
-func randomContract(t *testing.T, name string, p Policy, max uint64, weighted bool, r *rand.Rand) {
+// contractRun shapes a run of randomContract: ops random operations on
+// keys distinct keys, with an eviction pass after every passEvery-th on
+// average (1: after each), and weights that may exceed max (overweight).
+type contractRun struct {
+	ops, passEvery int
+	keys           uint64
+	overweight     bool
+}
+
+func randomContract(t *testing.T, name string, p Policy, max uint64, weighted bool, r *rand.Rand, run contractRun) {
 	t.Helper()
 	tracked := map[*node.Node]bool{}
 	gone := map[*node.Node]bool{}
@@ -35,16 +44,18 @@ func randomContract(t *testing.T, name string, p Policy, max uint64, weighted bo
 			case 0:
 				w = 0
 			case 1:
-				w = uint32(max + 1 + r.Uint64N(2*max+1))
+				w = uint32(max)
+				if run.overweight {
+					w = uint32(max + 1 + r.Uint64N(2*max+1))
+				}
 			default:
 				w = uint32(1 + r.Uint64N(max))
 			}
 		}
 		return node.NewKeyed(mix.Mix(k), w)
 	}
-	keys := 3*max + 5
-	for i := range 5000 {
-		k := r.Uint64N(keys)
+	for i := range run.ops {
+		k := r.Uint64N(run.keys)
 		n := byKey[k]
 		switch op := r.IntN(10); {
 		case op < 4 && n == nil:
@@ -72,6 +83,9 @@ func randomContract(t *testing.T, name string, p Policy, max uint64, weighted bo
 			tracked[m] = true
 			byKey[k] = m
 			weight += uint64(m.Weight) - uint64(n.Weight)
+		}
+		if run.passEvery > 1 && r.IntN(run.passEvery) != 0 {
+			continue
 		}
 		for v := p.Evict(); v != nil; v = p.Evict() {
 			if gone[v] {
