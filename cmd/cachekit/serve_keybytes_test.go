@@ -1,33 +1,17 @@
 package main
 
-import (
-	"context"
-	"testing"
-)
+import "testing"
 
 // Without --max-header-bytes, serve must take the documented default
 // (service.Options.MaxHeaderBytes: "64 KiB, or that minimum if larger"),
 // so any --max-key-bytes up to the documented 65535 starts.
 func TestServeMaxKeyBytesWithoutHeaderFlag(t *testing.T) {
 	checkLeaks(t)
-	addrc := make(chan string, 1)
-	serveListening = func(addr string) { addrc <- addr }
-	defer func() { serveListening = nil }()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var logs syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- serveContext(ctx, []string{"--addr", "127.0.0.1:0", "--max-key-bytes", "65535", "--log-format", "json"},
-			func(string) (string, bool) { return "", false }, &logs)
-	}()
-	select {
-	case <-addrc:
-	case code := <-done:
-		t.Fatalf("serve --max-key-bytes 65535 exited with %d:\n%s", code, logs.String())
+	addr, logs, stop := runServe(t, []string{"--addr", "127.0.0.1:0", "--max-key-bytes", "65535", "--log-format", "json"}, nil)
+	if addr == "" {
+		t.Fatalf("serve --max-key-bytes 65535 exited with %d:\n%s", stop(), logs.String())
 	}
-	cancel()
-	if code := <-done; code != 0 {
+	if code := stop(); code != 0 {
 		t.Errorf("exit %d", code)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -63,33 +62,20 @@ func startRedis(t *testing.T) string {
 func TestServeRedis(t *testing.T) {
 	checkLeaks(t)
 	redisAddr := startRedis(t)
-	addrc := make(chan string, 2)
-	serveListening = func(addr string) { addrc <- addr }
-	defer func() { serveListening = nil }()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 2)
 	var urls []string
 	for i := range 2 {
-		var logs syncBuffer
-		go func() {
-			done <- serveContext(ctx, []string{"--addr", "127.0.0.1:0", "--max-bytes", "4MiB", "--max-value-bytes", "64KiB",
-				"--redis", redisAddr, "--redis-prefix", "serve-test:", "--redis-timeout", "1s", "--log-level", "warn"}, func(string) (string, bool) { return "", false }, &logs)
-		}()
-		select {
-		case a := <-addrc:
-			urls = append(urls, "http://"+a)
-		case code := <-done:
-			t.Fatalf("instance %d exited with %d:\n%s", i, code, logs.String())
+		addr, logs, stop := runServe(t, []string{"--addr", "127.0.0.1:0", "--max-bytes", "4MiB", "--max-value-bytes", "64KiB",
+			"--redis", redisAddr, "--redis-prefix", "serve-test:", "--redis-timeout", "1s", "--log-level", "warn"}, nil)
+		if addr == "" {
+			t.Fatalf("instance %d exited with %d:\n%s", i, stop(), logs.String())
 		}
-	}
-	defer func() {
-		cancel()
-		for range 2 {
-			if code := <-done; code != 0 {
-				t.Errorf("serve exited with %d", code)
+		defer func() {
+			if code := stop(); code != 0 {
+				t.Errorf("instance %d exited with %d", i, code)
 			}
-		}
-	}()
+		}()
+		urls = append(urls, "http://"+addr)
+	}
 	client := &http.Client{Timeout: 5 * time.Second}
 	defer client.CloseIdleConnections()
 	do := func(method, url, body string) (int, string) {

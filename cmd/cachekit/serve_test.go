@@ -36,27 +36,42 @@ func (b *syncBuffer) String() string {
 	return b.b.String()
 }
 
+// runServe starts serveContext with args (lookup answers for the
+// environment; nil: an empty one) and waits until it listens. It returns
+// the address, the server's logs, and stop, which stops the server as
+// SIGTERM would and returns its exit code. If serve exits before it
+// listens, addr is "" and stop returns that exit code.
+func runServe(t *testing.T, args []string, lookup func(string) (string, bool)) (addr string, logs *syncBuffer, stop func() int) {
+	t.Helper()
+	if lookup == nil {
+		lookup = func(string) (string, bool) { return "", false }
+	}
+	addrc := make(chan string, 1)
+	serveListening = func(addr string) { addrc <- addr }
+	defer func() { serveListening = nil }()
+	ctx, cancel := context.WithCancel(context.Background())
+	logs = &syncBuffer{}
+	done := make(chan int, 1)
+	go func() { done <- serveContext(ctx, args, lookup, logs) }()
+	select {
+	case addr = <-addrc:
+		return addr, logs, func() int { cancel(); return <-done }
+	case code := <-done:
+		cancel()
+		return "", logs, func() int { return code }
+	}
+}
+
 // TestServeAndLoad runs cachekit serve (configured by a flag and an
 // environment variable) and cachekit load against it, then stops the
 // server as SIGTERM would.
 func TestServeAndLoad(t *testing.T) {
 	checkLeaks(t)
-	addrc := make(chan string, 1)
-	serveListening = func(addr string) { addrc <- addr }
-	defer func() { serveListening = nil }()
 	env := map[string]string{"CACHEKIT_MAX_BYTES": "4MiB", "CACHEKIT_ADDR": "127.0.0.1:1"}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	ctx, cancel := context.WithCancel(context.Background())
-	var logs syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- serveContext(ctx, []string{"--addr", "127.0.0.1:0", "--max-value-bytes", "64KiB", "--log-format", "json"}, lookup, &logs)
-	}()
-	var addr string
-	select {
-	case addr = <-addrc:
-	case code := <-done:
-		t.Fatalf("serve exited with %d:\n%s", code, logs.String())
+	addr, logs, stop := runServe(t, []string{"--addr", "127.0.0.1:0", "--max-value-bytes", "64KiB", "--log-format", "json"}, lookup)
+	if addr == "" {
+		t.Fatalf("serve exited with %d:\n%s", stop(), logs.String())
 	}
 	for _, want := range []string{`"max-bytes":"4MiB"`, `"addr":"127.0.0.1:0"`, `"max-value-bytes":"64KiB"`} {
 		if !strings.Contains(logs.String(), want) {
@@ -87,8 +102,7 @@ func TestServeAndLoad(t *testing.T) {
 		t.Errorf("report:\n%s", out.String())
 	}
 
-	cancel()
-	if code := <-done; code != 0 {
+	if code := stop(); code != 0 {
 		t.Errorf("serve exited with %d after the signal:\n%s", code, logs.String())
 	}
 	if !strings.Contains(logs.String(), `"msg":"stopped"`) {
@@ -149,22 +163,11 @@ func TestServeDefaultValueLimit(t *testing.T) {
 		{"64MiB", ""},
 		{"1MiB", `"msg":"cachekit serve: max-value-bytes lowered to fit max-bytes","max-value-bytes":"512KiB"`},
 	} {
-		addrc := make(chan string, 1)
-		serveListening = func(addr string) { addrc <- addr }
-		ctx, cancel := context.WithCancel(context.Background())
-		var logs syncBuffer
-		done := make(chan int, 1)
-		go func() {
-			done <- serveContext(ctx, []string{"--addr", "127.0.0.1:0", "--max-bytes", tc.maxBytes, "--log-format", "json"},
-				func(string) (string, bool) { return "", false }, &logs)
-		}()
-		select {
-		case <-addrc:
-		case code := <-done:
-			t.Fatalf("--max-bytes %s: serve exited with %d:\n%s", tc.maxBytes, code, logs.String())
+		addr, logs, stop := runServe(t, []string{"--addr", "127.0.0.1:0", "--max-bytes", tc.maxBytes, "--log-format", "json"}, nil)
+		if addr == "" {
+			t.Fatalf("--max-bytes %s: serve exited with %d:\n%s", tc.maxBytes, stop(), logs.String())
 		}
-		cancel()
-		if code := <-done; code != 0 {
+		if code := stop(); code != 0 {
 			t.Errorf("--max-bytes %s: exit %d", tc.maxBytes, code)
 		}
 		lowered := strings.Contains(logs.String(), "lowered")
@@ -172,7 +175,6 @@ func TestServeDefaultValueLimit(t *testing.T) {
 			t.Errorf("--max-bytes %s: logs:\n%s", tc.maxBytes, logs.String())
 		}
 	}
-	serveListening = nil
 }
 
 // A password in the --redis URL never reaches the logs: the configuration
@@ -185,29 +187,17 @@ func TestServeRedisPasswordNotLogged(t *testing.T) {
 	}
 	closed := ln.Addr().String() // nothing listens there once closed
 	ln.Close()
-	addrc := make(chan string, 1)
-	serveListening = func(addr string) { addrc <- addr }
-	defer func() { serveListening = nil }()
-	ctx, cancel := context.WithCancel(context.Background())
-	var logs syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- serveContext(ctx, []string{"--addr", "127.0.0.1:0", "--max-bytes", "4MiB", "--log-format", "json",
-			"--redis", "redis://user:s3cret-pw@" + closed, "--redis-timeout", "50ms"},
-			func(string) (string, bool) { return "", false }, &logs)
-	}()
-	select {
-	case <-addrc:
-	case code := <-done:
-		t.Fatalf("serve exited with %d:\n%s", code, logs.String())
+	addr, logs, stop := runServe(t, []string{"--addr", "127.0.0.1:0", "--max-bytes", "4MiB", "--log-format", "json",
+		"--redis", "redis://user:s3cret-pw@" + closed, "--redis-timeout", "50ms"}, nil)
+	if addr == "" {
+		t.Fatalf("serve exited with %d:\n%s", stop(), logs.String())
 	}
-	cancel()
-	<-done
+	stop()
 	if strings.Contains(logs.String(), "s3cret") || !strings.Contains(logs.String(), "redis://user:xxxxx@") {
 		t.Errorf("the logs show the password, or not the redacted URL:\n%s", logs.String())
 	}
 	if code := serveContext(context.Background(), []string{"--redis", "redis://user:s3cret-pw@[::1"},
-		func(string) (string, bool) { return "", false }, &logs); code == 0 || strings.Contains(logs.String(), "s3cret") {
+		func(string) (string, bool) { return "", false }, logs); code == 0 || strings.Contains(logs.String(), "s3cret") {
 		t.Errorf("an unparsable URL: exit %d, logs:\n%s", code, logs.String())
 	}
 }
