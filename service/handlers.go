@@ -604,7 +604,8 @@ func decodeValue(v []byte) (ct []string, body []byte, ok bool) {
 		if len(v) < 2 || len(v) < 2+int(v[1]) {
 			return nil, nil, false
 		}
-		return []string{string(v[2 : 2+v[1]])}, v[2+v[1]:], true
+		end := 2 + int(v[1]) // not 2+v[1]: byte arithmetic wraps for 254 and 255
+		return []string{string(v[2:end])}, v[end:], true
 	}
 	return nil, nil, false
 }

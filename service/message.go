@@ -69,7 +69,7 @@ func parseMessage(body []byte, i int, fn func(id, entry []byte) error) error {
 		if bytes.IndexByte(name, '\\') >= 0 {
 			var err error
 			if name, err = decodeString(body[i:nameEnd]); err != nil {
-				return err
+				return errUnknownField // a name that does not decode is neither id nor entry
 			}
 		}
 		i = skipSpace(body, nameEnd)
