@@ -86,7 +86,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 		}
 		sh := c.shard(k)
 		sh.mu.Lock()
-		if f := c.joinable(sh, k); f != nil {
+		if f := c.joinable(ctx, sh, k); f != nil {
 			f.waitable()
 			sh.mu.Unlock()
 			f.startDeferred()

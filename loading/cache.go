@@ -246,7 +246,7 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 	}
 	sh := c.shard(key)
 	sh.mu.Lock()
-	if f := c.joinable(sh, key); f != nil {
+	if f := c.joinable(ctx, sh, key); f != nil {
 		f.waitable()
 		sh.mu.Unlock()
 		f.startDeferred()
@@ -413,9 +413,11 @@ func (c *Cache[K, V]) Delete(key K) {
 // caller that missed after the ExpireAll must not get it as fresh, so the
 // flight is overtaken (its own waiters still get its result) and the
 // caller starts a new one. The caller holds sh.mu.
-func (c *Cache[K, V]) joinable(sh *shard[K, V], key K) *flight[K, V] {
+func (c *Cache[K, V]) joinable(ctx context.Context, sh *shard[K, V], key K) *flight[K, V] {
 	f := sh.flights[key]
-	if f != nil && f.gen < c.epoch.Load().gen {
+	// A caller whose context has ended starts no load: it must not
+	// overtake (and so discard) the one in flight either.
+	if f != nil && ctx.Err() == nil && f.gen < c.epoch.Load().gen {
 		c.overtake(sh, key)
 		return nil
 	}

@@ -66,7 +66,9 @@
 //   - At most one load runs at a time, in this cache, whether started by
 //     Get, GetMany or a background reload; callers that miss the key while
 //     it runs wait for it. (Delete, Set and InvalidateAll overtake a load:
-//     it goes on for its waiters, and a later miss starts a new one.)
+//     it goes on for its waiters, and a later miss starts a new one. So
+//     does ExpireAll, for a caller that misses the key after it: the old
+//     load goes on for its own waiters while the new one runs.)
 //   - A load's result is stored before its waiters wake, so their next
 //     Get sees it; before a load starts, the cache is checked again under
 //     the key's lock, so a value stored meanwhile is not loaded again.

@@ -2,6 +2,7 @@ package loading
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"testing/synctest"
@@ -96,6 +97,41 @@ func TestProbeContextNotWaitedOn(t *testing.T) {
 		close(gate)
 		if err := <-got; err != nil {
 			t.Fatalf("Get with a live context = %v; want the loaded value", err)
+		}
+	})
+}
+
+// A Get whose context has ended, after ExpireAll, starts no load and does
+// not overtake the one in flight either (doc.go: "A load that was in
+// flight during ExpireAll stores its result as already stale"): that
+// load's result is stored, and the next caller is served it, stale, at
+// once.
+func TestDoneCtxAfterExpireAllKeepsStaleResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		src := newSource(func(ctx context.Context, key, n int) (string, error) {
+			if n == 1 {
+				<-gate
+			}
+			return fmt.Sprintf("v%d.%d", key, n), nil
+		})
+		c := newCache(t, Options[int, string]{Loader: src, TTL: time.Hour, MaxStale: time.Hour})
+		go c.Get(context.Background(), 1)
+		synctest.Wait() // load 1 in flight
+		c.ExpireAll()
+		done, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := c.Get(done, 1); !errors.Is(err, context.Canceled) {
+			t.Fatalf("Get(done ctx) = %v", err)
+		}
+		close(gate)
+		synctest.Wait() // load 1 finished
+		if n := src.count(1); n != 1 {
+			t.Fatalf("%d loader calls before the check", n)
+		}
+		v, err := c.Get(context.Background(), 1)
+		if !errors.Is(err, ErrStale) || v != "v1.1" {
+			t.Fatalf("Get after the in-flight load finished = %q, %v; want v1.1 stored as stale (ErrStale); a caller with an ended context discarded the load's result", v, err)
 		}
 	})
 }
