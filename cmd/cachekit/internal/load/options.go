@@ -30,7 +30,8 @@ const DefaultTimeout = 10 * time.Second
 const (
 	MaxConcurrency = 100_000
 	MaxValueSize   = 64 << 20  // bytes
-	MaxBody        = 256 << 20 // bytes: Batch × ValueSize
+	MaxBody        = 256 << 20 // bytes per request body: Batch entries, with their keys and JSON
+	MaxKeyPrefix   = 1024      // bytes
 )
 
 // Write methods of Options.WriteMethod.
@@ -109,13 +110,14 @@ type Options struct {
 	// (or the smallest such object, when ValueSize is smaller), with
 	// WritePut raw bytes. Values differ from write to write, so a stale
 	// read is caught by the read-your-writes check. Default 256; at most
-	// MaxValueSize, and Batch × ValueSize at most MaxBody.
+	// MaxValueSize, and a POST of Batch entries (with their keys and
+	// JSON) at most MaxBody bytes.
 	ValueSize int
 	// TTL, when positive, is sent with each write (header Cache-TTL).
 	// Default 0: the service's default TTL.
 	TTL time.Duration
 	// KeyPrefix is put before the key's number. It may hold letters,
-	// digits and "-._~:". Default "key-".
+	// digits and "-._~:", at most MaxKeyPrefix bytes. Default "key-".
 	KeyPrefix string
 	// RYW checks read-your-writes: after each successful write, the
 	// worker reads the key (the first key of a batch) back through a
@@ -251,9 +253,6 @@ func (o Options) withDefaults() (Options, error) {
 	if o.ValueSize > MaxValueSize {
 		return o, fmt.Errorf("load: the value size %d exceeds %d bytes", o.ValueSize, MaxValueSize)
 	}
-	if o.Batch > MaxBody/o.ValueSize {
-		return o, fmt.Errorf("load: a batch of %d values of %d bytes exceeds %d bytes per request", o.Batch, o.ValueSize, MaxBody)
-	}
 	if o.TTL < 0 {
 		return o, errors.New("load: the TTL must not be negative")
 	}
@@ -264,6 +263,13 @@ func (o Options) withDefaults() (Options, error) {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~:", r))
 	}) >= 0 {
 		return o, fmt.Errorf("load: the key prefix %q may hold only letters, digits and the characters %q", o.KeyPrefix, "-._~:")
+	}
+	if len(o.KeyPrefix) > MaxKeyPrefix {
+		return o, fmt.Errorf("load: the key prefix is %d bytes long, more than %d", len(o.KeyPrefix), MaxKeyPrefix)
+	}
+	if per := o.entryBytes(); o.Batch > MaxBody/per {
+		return o, fmt.Errorf("load: a batch of %d entries of up to %d bytes each (values of %d bytes) exceeds %d bytes per request",
+			o.Batch, per, o.ValueSize, MaxBody)
 	}
 	if o.Timeout == 0 {
 		o.Timeout = DefaultTimeout
@@ -278,4 +284,17 @@ func (o Options) withDefaults() (Options, error) {
 		o.Clock = realClock{}
 	}
 	return o, nil
+}
+
+// entryBytes bounds the bytes of one entry of a request body: with POST,
+// {"id":"<key>","entry":<value>} and a separator, the value being a JSON
+// object of ValueSize bytes or the smallest one (appendValue); with PUT,
+// the raw value.
+func (o Options) entryBytes() int {
+	const number = 20 // digits of a uint64
+	if o.WriteMethod != WritePost {
+		return max(o.ValueSize, len("seq=;")+number)
+	}
+	value := max(o.ValueSize, len(`{"seq":,"pad":""}`)+number)
+	return len(`{"id":"`) + len(o.KeyPrefix) + number + len(`","entry":`) + value + len(`},`)
 }

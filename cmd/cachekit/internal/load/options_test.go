@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -65,8 +66,33 @@ func TestSizesBounded(t *testing.T) {
 		}
 	}
 	// The bounds themselves are accepted.
-	o := Options{URL: "http://127.0.0.1:1", Mode: ModeAPI, Concurrency: MaxConcurrency, ValueSize: MaxValueSize, Batch: MaxBody / MaxValueSize}
+	o := Options{URL: "http://127.0.0.1:1", Mode: ModeAPI, Concurrency: MaxConcurrency, ValueSize: MaxValueSize, Batch: MaxBody/MaxValueSize - 1}
 	if _, err := o.withDefaults(); err != nil {
 		t.Errorf("bounds refused: %v", err)
+	}
+}
+
+// The bound on a request's body counts what each entry of a POST carries
+// besides its value (its key, the JSON around them): with small values a
+// batch must not build a body many times MaxBody.
+func TestBatchBodyBounded(t *testing.T) {
+	for _, prefix := range []string{"", strings.Repeat("p", MaxKeyPrefix)} {
+		o := Options{URL: "http://127.0.0.1:1", Mode: ModeAPI, WriteRatio: 1, Requests: 1,
+			ValueSize: 1, Batch: MaxBody, Cardinality: MaxBody, KeyPrefix: prefix}
+		d, err := o.withDefaults()
+		if err != nil {
+			continue // refused: fine
+		}
+		r := &runner{o: d}
+		max := uint64(d.Cardinality - 1)
+		one := len(`{"id":"`) + len(r.appendKey(nil, max)) + len(`","entry":`) + len(r.appendValue(nil, max)) + len(`},`)
+		if body := int64(one) * int64(d.Batch); body > MaxBody {
+			t.Fatalf("accepted a batch of %d entries of value size %d: each POST body is up to %d bytes (%d per entry), more than MaxBody (%d)",
+				d.Batch, d.ValueSize, body, one, MaxBody)
+		}
+	}
+	o := Options{URL: "http://127.0.0.1:1", Mode: ModeAPI, KeyPrefix: strings.Repeat("p", MaxKeyPrefix+1)}
+	if _, err := o.withDefaults(); err == nil {
+		t.Errorf("a key prefix of %d bytes accepted", MaxKeyPrefix+1)
 	}
 }
