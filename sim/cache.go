@@ -52,6 +52,9 @@ func Check(spec string) error {
 	if err != nil {
 		return err
 	}
+	if special(name) != "" {
+		return fmt.Errorf("policy %q: %s takes no parameter", spec, special(name))
+	}
 	if !slices.Contains(policy.Names(), name) {
 		return fmt.Errorf("unknown policy %q (known: default, %s)", name, strings.Join(Names(), ", "))
 	}
