@@ -28,7 +28,7 @@ RUNS_386 = GOWORK=off GOARCH=386 $(GO) test -count=1 -run '^$$' ./internal/mix >
 APT_INSTALL = SUDO=$$([ "$$(id -u)" = 0 ] || echo sudo); \
 	$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq
 
-setup: ## Install what a fresh machine with only Go lacks (redis-server, qemu-user if needed, staticcheck, modules).
+setup: ## Install what a fresh machine with only Go lacks (redis-server, qemu-user if needed, staticcheck, benchstat, the previous Go release, modules).
 	@if command -v redis-server >/dev/null; then echo "== redis-server: $$(command -v redis-server)"; \
 	else echo "== installing redis-server (Debian package)"; \
 	  $(APT_INSTALL) redis-server >/dev/null; \
