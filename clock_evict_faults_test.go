@@ -33,6 +33,7 @@ func TestClockBackwardsReclaims(t *testing.T) {
 		t.Errorf("key 2 expired a minute ago and maintenance ran: Len %d (want 0), OnEvict heard of keys %v (want [1 2])", c.Len(), reported)
 	}
 }
+
 // A Set with a TTL whose OnEvict report panics (recovered by the caller)
 // still starts the cache's fast clock: otherwise the cached time would move
 // only once a second, and Get would return the entry long after its TTL.
@@ -60,6 +61,7 @@ func TestOnEvictPanicStartsFastClock(t *testing.T) {
 		}
 	})
 }
+
 // Stats promises that Entries and Weight reflect every write that returned
 // before it was called, even when an earlier Set of the same key is still
 // reporting the value it replaced (its OnEvict runs): that Set queued its

@@ -87,8 +87,9 @@ type Options[K comparable, V any] struct {
 	// Clock is the time source for expiry. Default nil: the system's
 	// monotonic clock, read through a cached timestamp refreshed every
 	// millisecond by the cache's background goroutine while the cache holds
-	// entries with a TTL (so an expired entry may be returned for up to
-	// about a millisecond, more if the process is starved of CPU). Tests
+	// entries with a TTL (so the cache sees an entry expire up to about a
+	// millisecond after its deadline, more if the process is starved of
+	// CPU; "never returned once expired" is by this clock). Tests
 	// may supply a fake clock; reads then call Clock.Now every time.
 	Clock Clock
 }

@@ -167,9 +167,9 @@ type Handlers struct {
 // ignores its own invalidations. The subscription (sharded on a Redis
 // Cluster) and its loss are handled as in Cache; see Handlers.
 //
-// Every call is bounded by Options.Timeout and passes the circuit breaker:
-// with Redis down, calls fail within Timeout and, once the breaker is open,
-// at once with ErrUnavailable. Errors are returned, never hidden.
+// Every call is bounded by ByteTierOptions.Timeout and passes the circuit
+// breaker: with Redis down, calls fail within Timeout and, once the breaker
+// is open, at once with ErrUnavailable. Errors are returned, never hidden.
 //
 // Values are stored in the envelope a Cache uses (value kind, a
 // fingerprint of their own, the expiry in Unix milliseconds), with PXAT.
@@ -179,7 +179,8 @@ type Handlers struct {
 //
 // All methods are safe for concurrent use. Keys and values passed to a
 // method are only read during the call; Get appends to dst. A ByteTier runs
-// one goroutine (the subscription); Close stops it.
+// one goroutine (the subscription), and while the subscription is down a
+// timer that calls Handlers.Flush; Close stops both.
 type ByteTier struct {
 	core
 	fp        uint64
