@@ -71,7 +71,6 @@ type fzModel struct {
 	counts  map[[2]string]uint64
 	stored  uint64
 	deletes uint64
-	log     []string
 }
 
 func (m *fzModel) write(k string, e modelEntry) {
