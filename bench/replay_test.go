@@ -3,6 +3,7 @@ package bench
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -43,7 +44,7 @@ func BenchmarkReplay(b *testing.B) {
 					defer c.Close()
 					var (
 						cursor atomic.Int64
-						total  = make(chan replay.Counts, 64)
+						total  = make(chan replay.Counts, runtime.GOMAXPROCS(0)) // one per RunParallel goroutine
 						n      = int64(len(keys)) / replay.Batch * replay.Batch
 					)
 					b.ResetTimer()

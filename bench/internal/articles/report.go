@@ -131,7 +131,11 @@ func (r *Report) Table(names []string, base string) string {
 			withRatio(s.RSSMB, b.RSSMB, hasBase && s.Cache != base, "%.1f"),
 			fmt.Sprintf("%.2f", s.Objects)}
 		for i := range r.WritePcts {
-			row = append(row, withRatio(s.NsPerOp[i], b.NsPerOp[i], hasBase && s.Cache != base, "%.1f"))
+			var bns float64
+			if hasBase {
+				bns = b.NsPerOp[i]
+			}
+			row = append(row, withRatio(s.NsPerOp[i], bns, hasBase && s.Cache != base, "%.1f"))
 		}
 		t.Row(row...)
 	}

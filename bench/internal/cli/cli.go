@@ -163,7 +163,14 @@ func (o *Output) Flags(fs *flag.FlagSet, charts bool) {
 // measure, which fills rep, if not.
 func (o *Output) Load(rep any, measure func() error) error {
 	if o.FromJSON != "" {
-		return report.ReadJSON(o.FromJSON, rep)
+		if err := report.ReadJSON(o.FromJSON, rep); err != nil {
+			return err
+		}
+		// A -note given now replaces the run's: the document is new.
+		if n, ok := rep.(interface{ SetNote(string) }); ok && o.Note != "" {
+			n.SetNote(o.Note)
+		}
+		return nil
 	}
 	return measure()
 }

@@ -45,6 +45,10 @@ type Header struct {
 	Method string `json:"method,omitempty"`
 }
 
+// SetNote sets the note of the header (cli.Output.Load, for a document
+// drawn again from JSON with a new -note).
+func (h *Header) SetNote(note string) { h.Note = note }
+
 // Peers are the modules whose versions the headers name.
 var Peers = []string{
 	"github.com/maypok86/otter/v2",

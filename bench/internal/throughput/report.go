@@ -42,6 +42,10 @@ type Report struct {
 	Results   []Result       `json:"results"`
 }
 
+// SetNote sets the report's note (cli.Output.Load, for a document drawn
+// again from JSON with a new -note).
+func (r *Report) SetNote(note string) { r.Note = note }
+
 // Module is a dependency and its version.
 type Module struct {
 	Path    string `json:"path"`

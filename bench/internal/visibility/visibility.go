@@ -303,6 +303,13 @@ func Measure(cfg Config) (*Results, error) {
 	if cfg.Rounds < 1 || cfg.Probes < 1 {
 		return nil, fmt.Errorf("visibility: rounds and probes must be positive")
 	}
+	for _, g := range cfg.ProbeGoroutines {
+		// Every key a probe run writes must fit, or evictions would count
+		// as writes dropped.
+		if n := cfg.Probes + g*updateKeys + sharedKeys; n > ProbeCapacity {
+			return nil, fmt.Errorf("visibility: %d probes with %d goroutines write %d keys, more than the caches' %d", cfg.Probes, g, n, ProbeCapacity)
+		}
+	}
 	w, err := workload.Evict(workload.Zipf, cfg.ReplayCapacity)
 	if err != nil {
 		return nil, err
