@@ -115,11 +115,6 @@ func measure(rep *throughput.Report, args []string, f flags, note string, stderr
 	if err != nil {
 		return fmt.Errorf("-mults: %w", err)
 	}
-	for i, m := range ms {
-		if slices.Contains(ms[:i], m) {
-			return fmt.Errorf("-mults: %d named twice", m)
-		}
-	}
 	var ws []*workload.Workload
 	for name := range strings.SplitSeq(f.workloads, ",") {
 		w, err := workload.ByName(strings.TrimSpace(name), f.capacity)

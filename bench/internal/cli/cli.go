@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -90,14 +91,18 @@ func Parse(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// Ints parses a comma-separated list of integers, each of which check,
-// unless nil, accepts. Its error is an *IntError.
+// Ints parses a comma-separated list of distinct integers, each of which
+// check, unless nil, accepts. Its error is an *IntError. (A repeated value
+// would be measured twice under one name, its results mixed up.)
 func Ints(s string, check func(int) error) ([]int, error) {
 	var out []int
 	for f := range strings.SplitSeq(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err == nil && check != nil {
 			err = check(n)
+		}
+		if err == nil && slices.Contains(out, n) {
+			err = fmt.Errorf("%d is given twice", n)
 		}
 		if err != nil {
 			return nil, &IntError{Field: f, Err: err}

@@ -39,6 +39,10 @@ func TestInts(t *testing.T) {
 	if _, err := Ints("1, x", nil); !errors.As(err, &bad) || bad.Field != " x" {
 		t.Errorf("Ints with a word: %v, field %+v", err, bad)
 	}
+	// A value given twice would be measured twice under one name.
+	if _, err := Ints("1,2, 1", nil); !errors.As(err, &bad) || bad.Field != " 1" {
+		t.Errorf("Ints with a repeated value: %v, field %+v", err, bad)
+	}
 }
 
 func TestOutput(t *testing.T) {
