@@ -53,7 +53,7 @@ lint: ## staticcheck every module (installed by make setup).
 	@for m in $(MODULES); do echo "== staticcheck $$m"; (cd $$m && $(STATICCHECK) ./...) || exit 1; done
 
 unit: ## go test -race every module (tests that need redis-server fail if it cannot be started).
-	@for m in $(MODULES); do echo "== go test -race $$m"; (cd $$m && CACHEKIT_REQUIRE_REDIS=1 $(GO) test -race -count=1 ./...) || exit 1; done
+	@for m in $(MODULES); do echo "== go test -race $$m"; (cd $$m && CACHEKIT_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 30m ./...) || exit 1; done
 
 deps-check: ## The root package must import only the standard library.
 	@bad=$$($(GO) list -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' . | grep -v '^github.com/cachekit/cachekit\(/internal/.*\)\?$$' || true); \
