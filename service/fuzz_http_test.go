@@ -432,6 +432,24 @@ type fzReq struct {
 	cut     int
 }
 
+// newWrite returns a write request (PUT or POST) to target, with the TTL
+// that ttlSpec chose: a query, and Cache-TTL headers.
+func newWrite(method, target, query string, ttlHeaders []string) *fzReq {
+	r := &fzReq{method: method, target: target}
+	if query != "" {
+		r.target += "?" + query
+	}
+	r.add("Cache-TTL", ttlHeaders...)
+	return r
+}
+
+// add adds a header line name: v for each of values.
+func (r *fzReq) add(name string, values ...string) {
+	for _, v := range values {
+		r.headers = append(r.headers, [2]string{name, v})
+	}
+}
+
 func (r *fzReq) raw() []byte {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: x\r\n", r.method, r.target)
@@ -650,13 +668,7 @@ func (c *fzCheck) step(f *fzIn) {
 	case 2, 3: // PUT
 		k := f.key()
 		hdr, query, ttl, ttlOK := f.ttlSpec()
-		r := &fzReq{method: "PUT", target: "/v1/entries/" + f.encodeKey(k)}
-		if query != "" {
-			r.target += "?" + query
-		}
-		for _, h := range hdr {
-			r.headers = append(r.headers, [2]string{"Cache-TTL", h})
-		}
+		r := newWrite("PUT", "/v1/entries/"+f.encodeKey(k), query, hdr)
 		var cts []string
 		switch f.n(4) {
 		case 0:
@@ -665,9 +677,7 @@ func (c *fzCheck) step(f *fzIn) {
 		case 3:
 			cts = []string{fzCTs[f.n(len(fzCTs))], fzCTs[f.n(len(fzCTs))]}
 		}
-		for _, ct := range cts {
-			r.headers = append(r.headers, [2]string{"Content-Type", ct})
-		}
+		r.add("Content-Type", cts...)
 		n := f.n(fzMaxValue + 4)
 		if f.n(4) == 0 {
 			n = fzMaxValue - 1 + f.n(3)
@@ -750,13 +760,7 @@ func (c *fzCheck) step(f *fzIn) {
 		}
 	case 5, 6: // POST
 		hdr, query, ttl, ttlOK := f.ttlSpec()
-		r := &fzReq{method: "POST", target: "/v1/entries"}
-		if query != "" {
-			r.target += "?" + query
-		}
-		for _, h := range hdr {
-			r.headers = append(r.headers, [2]string{"Cache-TTL", h})
-		}
+		r := newWrite("POST", "/v1/entries", query, hdr)
 		var cts []string
 		switch f.n(12) {
 		case 0:
@@ -765,9 +769,7 @@ func (c *fzCheck) step(f *fzIn) {
 		case 5:
 			cts = []string{fzCTs[f.n(len(fzCTs))], fzCTs[f.n(len(fzCTs))]}
 		}
-		for _, ct := range cts {
-			r.headers = append(r.headers, [2]string{"Content-Type", ct})
-		}
+		r.add("Content-Type", cts...)
 		r.body = f.postBody()
 		f.framing(r)
 		rec := c.serve(r)
