@@ -3,9 +3,7 @@ package redis
 import (
 	"context"
 	"errors"
-	"fmt"
 	"reflect"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -149,27 +147,6 @@ func (s signalCodec) Append(dst []byte, v string) ([]byte, error) {
 	return s.Codec.Append(dst, v)
 }
 
-// holdWrite is a go-redis hook that holds the first pipeline writing key
-// (a Set's write and publish) until release is closed.
-type holdWrite struct {
-	key              string
-	once             sync.Once
-	entered, release chan struct{}
-}
-
-func (h *holdWrite) DialHook(next goredis.DialHook) goredis.DialHook          { return next }
-func (h *holdWrite) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook { return next }
-func (h *holdWrite) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []goredis.Cmder) error {
-		for _, c := range cmds {
-			if a := c.Args(); c.Name() == "set" && len(a) > 1 && fmt.Sprint(a[1]) == h.key {
-				h.once.Do(func() { close(h.entered); <-h.release })
-			}
-		}
-		return next(ctx, cmds)
-	}
-}
-
 // A Set that waits for its turn (another Set of the key holds it) stamps
 // the Redis entry's expiry when it writes L1, not when it began: otherwise
 // the L1 copy, whose lifetime starts then, would outlive the Redis entry
@@ -185,7 +162,7 @@ func TestSetExpiryCountsFromItsTurn(t *testing.T) {
 		o.TTL = time.Minute
 		o.Codec = signalCodec{DefaultCodec[string](), func(v string) { encoded <- v }}
 	})
-	h := &holdWrite{key: c.prefix + "k", entered: make(chan struct{}), release: make(chan struct{})}
+	h := newPipeHold("set")
 	client.AddHook(h)
 	ctx := context.Background()
 	first := make(chan error, 1)
