@@ -512,7 +512,7 @@ func (c *Cache[K, V]) valueRecord(value V, now int64, gen uint64) *record[V] {
 // key's shard lock.
 func (c *Cache[K, V]) put(key K, r *record[V], now int64) *record[V] {
 	var ttl time.Duration
-	if end := r.hardEnd(); end != never {
+	if end := r.hardEnd(); end != never && (now >= 0 || end <= never+now) {
 		if d := time.Duration(end - now); d <= math.MaxInt64-c.margin {
 			ttl = max(d+c.margin, 1)
 		} // else: beyond any Duration, which for the core is never
@@ -539,7 +539,9 @@ func lifetime(now int64, d time.Duration, f float64) int64 {
 		return never
 	}
 	x := float64(d) * f
-	if x >= float64(never-now) {
+	// now is negative when a Clock reads earlier than the cache's start:
+	// never-now would overflow there.
+	if x >= float64(never) || (now > 0 && x >= float64(never-now)) {
 		return never
 	}
 	return now + max(int64(x), 1)

@@ -208,9 +208,12 @@ func (c *Cache[K, V]) run(ctx context.Context, fl []*flight[K, V], slot bool, li
 	}()
 	if len(fl) == 1 && c.loader != nil {
 		v, err := c.loader.Load(ctx, fl[0].key)
-		returned = true
 		now := c.now()
+		// Classifying runs the loader's code too (its error's Is and
+		// Unwrap methods): a panic there fails the waiters as the
+		// loader's own would, instead of ending the program.
 		o := c.classify(ctx, v, err)
+		returned = true
 		o.limit, o.limited = lim.get()
 		c.countLoad(start, now, o.kind == failed || o.kind == abandoned)
 		c.finish(fl[0], o, now)
@@ -221,7 +224,6 @@ func (c *Cache[K, V]) run(ctx context.Context, fl []*flight[K, V], slot bool, li
 		keys[i] = f.key
 	}
 	m, err := c.bulk.LoadMany(ctx, keys)
-	returned = true
 	now := c.now()
 	var be *BulkError[K]
 	whole := err
@@ -245,6 +247,7 @@ func (c *Cache[K, V]) run(ctx context.Context, fl []*flight[K, V], slot bool, li
 		outs[i].limit, outs[i].limited = lim.get()
 		failure = failure || outs[i].kind == failed || outs[i].kind == abandoned
 	}
+	returned = true // as in the single-key case: classifying runs loader code
 	c.countLoad(start, now, failure)
 	for i, f := range fl {
 		c.finish(f, outs[i], now)

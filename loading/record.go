@@ -93,7 +93,9 @@ func (c *Cache[K, V]) view(r *record[V], now int64, ep *epoch) (state, bool) {
 
 // satAdd returns t+d, saturating at never.
 func satAdd(t int64, d time.Duration) int64 {
-	if t == never || int64(d) >= never-t {
+	// t is negative when a Clock reads earlier than the cache's start:
+	// never-t would overflow there, and t+d cannot.
+	if t == never || (t >= 0 && int64(d) >= never-t) {
 		return never
 	}
 	return t + int64(d)
