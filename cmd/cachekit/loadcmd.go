@@ -124,14 +124,32 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 	if *live {
 		o.Live, o.LiveTerminal = stderr, terminal
 	}
+	// The JSON report's file is created before the run, as the profile's
+	// is: a path that cannot be written fails now, not after the run.
+	var jsonFile *os.File
+	if *jsonOut != "" && *jsonOut != "-" {
+		f, err := os.Create(*jsonOut)
+		if err != nil {
+			fmt.Fprintf(stderr, "cachekit load: %v\n", err)
+			return 1
+		}
+		defer f.Close()
+		jsonFile = f
+	}
 	stopProfile, ok := startProfile(stderr)
 	if !ok {
+		if jsonFile != nil {
+			os.Remove(*jsonOut)
+		}
 		return 1
 	}
 	rep, err := load.Run(ctx, o)
 	stopProfile()
 	if err != nil {
 		fmt.Fprintf(stderr, "cachekit %v\n", err)
+		if jsonFile != nil {
+			os.Remove(*jsonOut) // no report: leave no empty file
+		}
 		return 2
 	}
 	if *jsonOut != "-" {
@@ -141,15 +159,9 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 		}
 	}
 	if *jsonOut != "" {
-		w := stdout
-		if *jsonOut != "-" {
-			f, err := os.Create(*jsonOut)
-			if err != nil {
-				fmt.Fprintf(stderr, "cachekit load: %v\n", err)
-				return 1
-			}
-			defer f.Close()
-			w = f
+		var w io.Writer = stdout
+		if jsonFile != nil {
+			w = jsonFile
 		}
 		if err := rep.WriteJSON(w); err != nil {
 			fmt.Fprintf(stderr, "cachekit load: writing the JSON report: %v\n", err)

@@ -44,12 +44,12 @@ type sender interface {
 // client.
 func (r *runner) newSender(c *http.Client) sender {
 	if c == nil && r.scheme == "http" {
-		return &rawSender{addr: r.hostPort, host: r.host, timeout: r.o.Timeout, maxKeep: r.keepLimit()}
+		return &rawSender{addr: r.hostPort, host: r.host, auth: r.auth, timeout: r.o.Timeout, maxKeep: r.keepLimit()}
 	}
 	if c == nil {
 		c = r.defaultClient
 	}
-	return &stdSender{client: c, origin: r.origin, timeout: r.o.Timeout, maxKeep: r.keepLimit()}
+	return &stdSender{client: c, origin: r.origin, auth: r.auth, timeout: r.o.Timeout, maxKeep: r.keepLimit()}
 }
 
 // keepLimit is the size of the largest response body a sender keeps: the
@@ -64,6 +64,7 @@ func (r *runner) keepLimit() int {
 type stdSender struct {
 	client  *http.Client
 	origin  string // scheme://host
+	auth    string // the Authorization header, or ""
 	timeout time.Duration
 	maxKeep int // the largest body kept
 	reader  bytes.Reader
@@ -86,6 +87,9 @@ func (s *stdSender) send(req *request, keep bool, dst []byte) (int, []byte, erro
 	}
 	if req.ttl != "" {
 		hr.Header.Set("Cache-TTL", req.ttl)
+	}
+	if s.auth != "" {
+		hr.Header.Set("Authorization", s.auth)
 	}
 	resp, err := s.client.Do(hr)
 	if err != nil {
@@ -122,6 +126,7 @@ func (s *stdSender) close() {}
 type rawSender struct {
 	addr    string // host:port to dial
 	host    string // the Host header
+	auth    string // the Authorization header, or ""
 	timeout time.Duration
 	maxKeep int // the largest body kept
 	conn    net.Conn
@@ -183,6 +188,11 @@ func (s *rawSender) appendRequest(b []byte, req *request) []byte {
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, s.host...)
 	b = append(b, "\r\nUser-Agent: cachekit-load\r\n"...)
+	if s.auth != "" {
+		b = append(b, "Authorization: "...)
+		b = append(b, s.auth...)
+		b = append(b, "\r\n"...)
+	}
 	if req.contentType != "" {
 		b = append(b, "Content-Type: "...)
 		b = append(b, req.contentType...)

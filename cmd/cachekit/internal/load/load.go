@@ -20,6 +20,7 @@ package load
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -140,6 +141,7 @@ type runner struct {
 	origin   string // scheme://host
 	prefix   string // API mode: the URL's path without its trailing slash
 	target   string // get mode: the request target (path and query), maybe with {key}
+	auth     string // the Authorization header for the URL's user information, or ""
 
 	defaultClient, defaultRYWClient *http.Client // https only
 	sched                           *scheduler
@@ -376,6 +378,11 @@ func (r *runner) parseURL() error {
 		return fmt.Errorf("load: URL: %w", err)
 	}
 	r.scheme, r.host = u.Scheme, u.Host
+	if u.User != nil {
+		// Sent as net/http's client sends a URL's credentials.
+		pw, _ := u.User.Password()
+		r.auth = "Basic " + base64.StdEncoding.EncodeToString([]byte(u.User.Username()+":"+pw))
+	}
 	r.origin = u.Scheme + "://" + u.Host
 	r.hostPort = u.Host
 	if u.Port() == "" {
@@ -398,11 +405,36 @@ func (r *runner) parseURL() error {
 	if rest == "" || rest[0] == '?' {
 		rest = "/" + rest
 	}
-	r.target = rest
+	r.target = escapeTarget(rest)
 	if r.o.TTL > 0 {
 		r.ttl = r.o.TTL.String()
 	}
 	return nil
+}
+
+// escapeTarget percent-encodes the bytes of a request target that cannot
+// be sent as they are (spaces, control characters and bytes outside ASCII,
+// which url.Parse accepts), as net/http's client does for a URL's path.
+func escapeTarget(t string) string {
+	const hex = "0123456789ABCDEF"
+	var b []byte
+	for i := 0; i < len(t); i++ {
+		c := t[i]
+		if c > ' ' && c < 0x7f {
+			if b != nil {
+				b = append(b, c)
+			}
+			continue
+		}
+		if b == nil {
+			b = append(make([]byte, 0, len(t)+16), t[:i]...)
+		}
+		b = append(b, '%', hex[c>>4], hex[c&15])
+	}
+	if b == nil {
+		return t
+	}
+	return string(b)
 }
 
 func firstClient(cs ...*http.Client) *http.Client {

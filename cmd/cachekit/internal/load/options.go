@@ -49,6 +49,8 @@ type Options struct {
 	// ModeGet it is fetched as it is, with every "{key}" in it replaced by
 	// the request's key (so --cardinality selects how many distinct URLs
 	// are requested); a URL without "{key}" is the same for every request.
+	// User information in the URL (http://user:password@host) is sent as
+	// HTTP basic authentication; the report shows the password as "xxxxx".
 	URL string
 	// Mode is ModeAPI (default) or ModeGet.
 	Mode string

@@ -144,7 +144,7 @@ func summarize(h *hdrhistogram.Histogram) Latency {
 func (r *runner) report(start, end time.Time) *Report {
 	o := &r.o
 	rep := &Report{
-		Mode: o.Mode, URL: o.URL, Loop: "closed", TargetRate: o.Rate, Concurrency: o.Concurrency,
+		Mode: o.Mode, URL: redactURL(o.URL), Loop: "closed", TargetRate: o.Rate, Concurrency: o.Concurrency,
 		WriteRatio: o.WriteRatio, Cardinality: o.Cardinality, Group: o.Group, Zipf: o.Zipf,
 		Sequential: o.Sequential, Seed: o.Seed, Start: start, Warmup: o.Warmup.Seconds(),
 	}
@@ -278,4 +278,28 @@ func (rep *Report) WriteText(w io.Writer) error {
 func writeLatency(b *strings.Builder, name string, l Latency) {
 	fmt.Fprintf(b, "%-12s mean %.3fms  p50 %.3fms  p90 %.3fms  p99 %.3fms  p99.9 %.3fms  p99.99 %.3fms  p99.999 %.3fms  max %.3fms\n",
 		name, l.Mean, l.P50, l.P90, l.P99, l.P999, l.P9999, l.P99999, l.Max)
+}
+
+// redactURL returns the URL s with the password of its user information,
+// if any, replaced by "xxxxx" (as url.URL.Redacted does, but keeping the
+// rest as written: Redacted would escape the braces of {key}).
+func redactURL(s string) string {
+	i := strings.Index(s, "://")
+	if i < 0 {
+		return s
+	}
+	rest := s[i+3:]
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	at := strings.LastIndex(rest[:end], "@")
+	if at < 0 {
+		return s
+	}
+	user, _, hasPassword := strings.Cut(rest[:at], ":")
+	if !hasPassword {
+		return s
+	}
+	return s[:i+3] + user + ":xxxxx" + rest[at:]
 }
