@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/cachekit/cachekit/service"
 )
@@ -107,6 +108,7 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 		fmt.Fprintf(stderr, "cachekit serve: %v\n", err)
 		return 2
 	}
+	zerosInEffect(&o)
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		fmt.Fprintf(stderr, "cachekit serve: --log-level: %v\n", err)
@@ -182,4 +184,44 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 		return 1
 	}
 	return 0
+}
+
+// zerosInEffect replaces the zeros of o that select a default
+// (service.Options: "The zero value of each field selects the default") by
+// that default, so that the configuration log, which prints the flags'
+// values, shows the values in effect (--read-timeout 0 is 30s, not no
+// timeout). Shards (0: the store's own default), MaxValueBytes and
+// MaxHeaderBytes (which the server fits to the other limits, see
+// serveContext) keep their zeros.
+func zerosInEffect(o *service.Options) {
+	d := service.DefaultOptions()
+	if o.Addr == "" {
+		o.Addr = d.Addr
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = d.MaxBytes
+	}
+	if o.DefaultTTL == 0 {
+		o.DefaultTTL = d.DefaultTTL
+	}
+	if o.MaxTTL == 0 {
+		o.MaxTTL = d.MaxTTL
+	}
+	if o.MaxKeyBytes == 0 {
+		o.MaxKeyBytes = d.MaxKeyBytes
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = d.MaxBodyBytes
+	}
+	for _, p := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{
+		{&o.ReadHeaderTimeout, d.ReadHeaderTimeout}, {&o.ReadTimeout, d.ReadTimeout}, {&o.WriteTimeout, d.WriteTimeout},
+		{&o.IdleTimeout, d.IdleTimeout}, {&o.ShutdownTimeout, d.ShutdownTimeout}, {&o.TierTimeout, d.TierTimeout},
+	} {
+		if *p.v == 0 {
+			*p.v = p.def
+		}
+	}
 }
