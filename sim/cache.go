@@ -103,13 +103,22 @@ func (t *Trace) Len() int { return len(t.keys) }
 func (t *Trace) NewCache(spec string, capacity int) (Cache, error) {
 	switch special(spec) {
 	case NameCache:
-		return NewConcurrent(capacity)
+		return asCache(NewConcurrent(capacity))
 	case NameOPT:
-		return NewOPT(t, capacity, false)
+		return asCache(NewOPT(t, capacity, false))
 	case NameOPTBypass:
-		return NewOPT(t, capacity, true)
+		return asCache(NewOPT(t, capacity, true))
 	}
-	return NewPolicy(spec, capacity, policySeed)
+	return asCache(NewPolicy(spec, capacity, policySeed))
+}
+
+// asCache returns c as a Cache, or a nil Cache (not one holding a nil
+// pointer) with err.
+func asCache[C Cache](c C, err error) (Cache, error) {
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // Run replays t through a new cache of capacity entries named by spec, and
@@ -165,8 +174,9 @@ func checkCapacity(capacity int) error {
 // policies' frequency sketches.
 type Policy struct {
 	p     policy.Policy
-	index map[uint64]*node.Node
-	slab  []node.Keyed // nodes not yet handed out
+	index map[uint64]*node.Keyed
+	slab  []node.Keyed  // nodes not yet handed out
+	free  []*node.Keyed // evicted nodes, handed out again first
 	// refused counts misses whose key the policy evicted at once, that is
 	// did not admit (tests tell must-admit policies by it).
 	refused uint64
@@ -183,31 +193,40 @@ func NewPolicy(spec string, capacity int, seed uint64) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Policy{p: p, index: make(map[uint64]*node.Node, min(capacity, 1<<22)+1)}, nil
+	return &Policy{p: p, index: make(map[uint64]*node.Keyed, min(capacity, 1<<22)+1)}, nil
 }
 
 // Access implements Cache.
 func (a *Policy) Access(key uint64) bool {
-	if n := a.index[key]; n != nil {
-		a.p.Access(n)
+	if k := a.index[key]; k != nil {
+		a.p.Access(&k.Node)
 		return true
 	}
-	// Nodes come from slabs, to spare the allocator; an evicted node is
-	// never reused, since a policy may keep looking at it (as a ghost).
-	if len(a.slab) == 0 {
-		a.slab = make([]node.Keyed, 256)
+	// Nodes come from slabs, to spare the allocator, and evicted nodes
+	// are handed out again: a policy stops tracking a node when Evict
+	// returns it. Never reusing them kept every slab that still held one
+	// entry alive, 8 kB per entry at worst, growing with the trace's
+	// length rather than with the cache's capacity.
+	var k *node.Keyed
+	if n := len(a.free); n > 0 {
+		k, a.free = a.free[n-1], a.free[:n-1]
+	} else {
+		if len(a.slab) == 0 {
+			a.slab = make([]node.Keyed, 256)
+		}
+		k, a.slab = &a.slab[0], a.slab[1:]
 	}
-	a.slab[0] = node.Keyed{Node: node.Node{Weight: 1}, Hash: mix.Mix(key)}
-	n := &a.slab[0].Node
-	a.slab = a.slab[1:]
-	a.index[key] = n
+	*k = node.Keyed{Node: node.Node{Weight: 1}, Hash: mix.Mix(key)}
+	n := &k.Node
+	a.index[key] = k
 	a.p.Add(n)
 	for v := a.p.Evict(); v != nil; v = a.p.Evict() {
-		k := mix.Unmix(node.KeyedHash(v))
-		if a.index[k] != v {
+		vk := a.index[mix.Unmix(node.KeyedHash(v))]
+		if vk == nil || &vk.Node != v {
 			panic("sim: policy evicted a node it does not track")
 		}
-		delete(a.index, k)
+		delete(a.index, mix.Unmix(vk.Hash))
+		a.free = append(a.free, vk)
 		if v == n {
 			a.refused++
 		}
