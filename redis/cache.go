@@ -71,9 +71,15 @@ type stripe struct {
 	// channel rather than a mutex, so that a caller whose context ends
 	// while it waits gives up.
 	lock chan struct{}
-	// writing is set while the holder changes L1 and writes Redis;
-	// raced is set by a read of Redis that starts meanwhile.
-	writing, raced atomic.Bool
+	// writing is set while the holder changes L1 and writes Redis: the
+	// key it writes, marked by a read of that key that starts meanwhile.
+	writing atomic.Pointer[pendingWrite]
+}
+
+// pendingWrite is a Set or Delete of key under way (see change).
+type pendingWrite struct {
+	key   string
+	raced atomic.Bool // a read of key started while it was under way
 }
 
 // acquire takes s's lock. If another Set or Delete holds it, acquire waits
@@ -100,10 +106,11 @@ func (c *Cache[V]) stripe(key string) *stripe {
 }
 
 // noteRead is called by every read of key's Redis entry before it is
-// sent (see change).
-func (s *stripe) noteRead() {
-	if s.writing.Load() {
-		s.raced.Store(true)
+// sent (see change). Reads of the stripe's other keys do not count: they
+// store nothing under key.
+func (s *stripe) noteRead(key string) {
+	if w := s.writing.Load(); w != nil && w.key == key {
+		w.raced.Store(true)
 	}
 }
 
@@ -264,8 +271,8 @@ func (c *Cache[V]) Delete(ctx context.Context, key string) error {
 // Delete), and a Get that misses it then starts a load that may read the
 // old entry from Redis, before the write lands, and store it in L1, where
 // it would stay after change returned. So every read of Redis notes, in
-// key's stripe, whether it started while a change was under way
-// (noteRead); if one did, change drops the key from L1 once remote has
+// key's stripe, whether it started while a change of that key was under
+// way (noteRead); if one did, change drops the key from L1 once remote has
 // returned, overtaking such a load if it has not stored yet. A read that
 // starts after remote has returned finds the new entry (or a later one).
 // A read that saw no change under way either started before local (its
@@ -277,8 +284,9 @@ func (c *Cache[V]) Delete(ctx context.Context, key string) error {
 // be stale with nothing to drop it. It only drops: the next Get reads
 // Redis, which holds this write or a later one. When no read raced (the
 // usual case), L1 keeps what local left, and a Set's value stays an L1
-// hit. Reads of other keys of the stripe count as racing: they only cost
-// a drop.
+// hit. Reads of other keys of the stripe do not count as racing: they
+// cannot store under key, and a drop for them would lose the value of a
+// Set whose Redis write failed (L1 is then its only copy).
 func (c *Cache[V]) change(ctx context.Context, key string, local func(), remote func() error) error {
 	if !c.beginWrite() {
 		return ErrClosed
@@ -294,10 +302,11 @@ func (c *Cache[V]) change(ctx context.Context, key string, local func(), remote 
 		<-s.lock
 		return fmt.Errorf("redis: waiting to write %q: %w", key, err)
 	}
-	s.writing.Store(true)
+	w := &pendingWrite{key: key}
+	s.writing.Store(w)
 	defer func() {
-		s.writing.Store(false)
-		if s.raced.Swap(false) {
+		s.writing.Store(nil)
+		if w.raced.Load() {
 			c.l1.Delete(key)
 		}
 		<-s.lock
@@ -362,7 +371,7 @@ const (
 // round trip: a GET, the TTL computed from the expiry in the envelope; with
 // ExactTTL, a GET and a PTTL. It also returns the time the read started.
 func (c *Cache[V]) read(ctx context.Context, key string) (entry, time.Duration, l2, time.Time) {
-	c.stripe(key).noteRead()
+	c.stripe(key).noteRead(key)
 	start := time.Now()
 	tk, ok := c.brk.allow()
 	if !ok {

@@ -3,6 +3,7 @@ package redis
 import (
 	"errors"
 	"log/slog"
+	"math"
 	"runtime"
 	"time"
 
@@ -234,6 +235,16 @@ func checkClient(c goredis.UniversalClient) error {
 	return nil
 }
 
+// scaleDuration returns d (not negative) times f (at least 1), saturating
+// at the largest Duration: converting a float64 beyond it to a Duration
+// does not (on amd64 it gives the smallest, a negative Duration).
+func scaleDuration(d time.Duration, f float64) time.Duration {
+	if p := float64(d) * f; p < math.MaxInt64 { // float64(math.MaxInt64) is 2^63, out of range
+		return time.Duration(p)
+	}
+	return math.MaxInt64
+}
+
 // resolved is Options with defaults filled in.
 func (o *Options[V]) resolve() error {
 	bad := badOption
@@ -277,14 +288,17 @@ func (o *Options[V]) resolve() error {
 	stretch := 1 + max(o.Local.TTLJitter, 0)/2
 	if o.Local.TTL == 0 {
 		// Rounded down, and checked as below, so that the default passes.
-		o.Local.TTL = min(DefaultLocalTTL, time.Duration(float64(o.TTL)/stretch))
-		for o.Local.TTL > 0 && time.Duration(float64(o.Local.TTL)*stretch) > o.TTL {
+		o.Local.TTL = DefaultLocalTTL
+		if f := float64(o.TTL) / stretch; f < float64(DefaultLocalTTL) {
+			o.Local.TTL = time.Duration(f)
+		}
+		for o.Local.TTL > 0 && scaleDuration(o.Local.TTL, stretch) > o.TTL {
 			o.Local.TTL--
 		}
 	}
-	if time.Duration(float64(o.Local.TTL)*stretch) > o.TTL {
+	if scaleDuration(o.Local.TTL, stretch) > o.TTL {
 		return bad("Local.TTL (%v), which Local.TTLJitter stretches up to %v, exceeds TTL (%v)",
-			o.Local.TTL, time.Duration(float64(o.Local.TTL)*stretch), o.TTL)
+			o.Local.TTL, scaleDuration(o.Local.TTL, stretch), o.TTL)
 	}
 	if o.TombstoneTTL <= 2*o.Timeout {
 		return bad("TombstoneTTL (%v) must be more than twice Timeout (%v)", o.TombstoneTTL, o.Timeout)
