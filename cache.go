@@ -332,7 +332,11 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	c.probeMul.Store(rand.Uint64() | 1)
 	perSeg, share := opts.InitialCapacity/nseg, 0
 	if opts.MaxEntries > 0 {
-		share = (opts.MaxEntries + nseg - 1) / nseg
+		// Rounded up, without overflowing for a bound near math.MaxInt.
+		share = opts.MaxEntries / nseg
+		if opts.MaxEntries%nseg != 0 {
+			share++
+		}
 		perSeg = min(perSeg, share+1)
 	}
 	hash := c.hash
@@ -963,6 +967,13 @@ func (c *cache[K, V]) removedThen(e *entry[K, V], cause Cause, p uint64, queue b
 		case (pos+1)%uint64(c.writeBatch) == 0:
 			defer c.maintain(false)
 		}
+		if ev.e != ev.old && ev.e.Tag&tagTimed != 0 {
+			// The new entry has a TTL: start the fast clock before the
+			// report, which may take any time, not after it (a record
+			// in the queue keeps it running; if the queue was full, it
+			// holds others until the caller's deferred noteTTL).
+			c.noteTTL()
+		}
 	}
 	c.removed(e, cause, p)
 }
@@ -996,6 +1007,11 @@ func (c *cache[K, V]) afterWrite(ev event[K, V]) {
 	for {
 		pos, ok := c.writes.PushAt(ev)
 		if ok {
+			if ev.old != ev.e && ev.e.Tag&tagTimed != 0 {
+				// Before the maintenance below, whose OnEvict calls may
+				// take any time: the fast clock must run meanwhile.
+				c.noteTTL()
+			}
 			if (pos+1)%uint64(c.writeBatch) == 0 {
 				c.maintain(false)
 			}
