@@ -160,14 +160,14 @@ func (c *Cache) Set(key, value []byte, ttl time.Duration) error {
 	h := c.hash.sum(key)
 	sh := c.shardOf(h)
 	sh.mu.Lock()
+	// Deferred: making room may read the clock, which may panic.
+	defer sh.mu.Unlock()
 	if c.closed.Load() {
-		sh.mu.Unlock()
 		return ErrClosed
 	}
 	if coll := sh.st.set(key, value, uint32(h), exp, hasExp, &now); coll > 0 {
 		sh.collisions.Add(uint64(coll))
 	}
-	sh.mu.Unlock()
 	return nil
 }
 
@@ -185,7 +185,7 @@ func (c *Cache) Get(dst, key []byte) ([]byte, bool) {
 		c.miss(sh, coll)
 		return dst, false
 	}
-	if hd.hasExp && hd.exp <= c.nowNano() {
+	if hd.hasExp && hd.exp <= c.nowRLocked(&sh.mu) {
 		sh.mu.RUnlock()
 		c.expire(sh, key, uint32(h))
 		c.miss(sh, coll)
@@ -200,6 +200,20 @@ func (c *Cache) Get(dst, key []byte) ([]byte, bool) {
 	return dst, true
 }
 
+// nowRLocked reads the clock with mu read-locked. If the clock panics, it
+// releases mu first: the panic must not leave the shard locked for ever.
+func (c *Cache) nowRLocked(mu *sync.RWMutex) int64 {
+	ok := false
+	defer func() {
+		if !ok {
+			mu.RUnlock()
+		}
+	}()
+	n := c.nowNano()
+	ok = true
+	return n
+}
+
 func (c *Cache) miss(sh *shard, coll int) {
 	sh.misses.Add(1)
 	if coll > 0 {
@@ -210,6 +224,7 @@ func (c *Cache) miss(sh *shard, coll int) {
 // expire removes key's entry if it has expired.
 func (c *Cache) expire(sh *shard, key []byte, tag uint32) {
 	sh.mu.Lock()
+	defer sh.mu.Unlock() // the clock may panic
 	slot, _, hd, coll := sh.st.lookup(key, tag)
 	if coll > 0 {
 		sh.collisions.Add(uint64(coll))
@@ -218,7 +233,6 @@ func (c *Cache) expire(sh *shard, key []byte, tag uint32) {
 		sh.st.drop(slot, &hd)
 		sh.st.st.expirations++
 	}
-	sh.mu.Unlock()
 }
 
 // Has reports whether key has an unexpired entry. It does not count as a
@@ -228,7 +242,7 @@ func (c *Cache) Has(key []byte) bool {
 	sh := c.shardOf(h)
 	sh.mu.RLock()
 	slot, _, hd, coll := sh.st.lookup(key, uint32(h))
-	ok := slot >= 0 && !(hd.hasExp && hd.exp <= c.nowNano())
+	ok := slot >= 0 && !(hd.hasExp && hd.exp <= c.nowRLocked(&sh.mu))
 	sh.mu.RUnlock()
 	if coll > 0 {
 		sh.collisions.Add(uint64(coll))
@@ -265,15 +279,22 @@ func (c *Cache) Delete(key []byte) bool {
 // entry has expired and up to O(entries) otherwise.
 func (c *Cache) Len() int {
 	n := 0
-	now := lazyNow{fn: c.nowNano}
+	var now int64
+	haveNow := false
 	for i := range c.shards {
 		sh := &c.shards[i]
 		sh.mu.RLock()
-		count, sweep := sh.st.count, sh.st.minExp != noExpiry && sh.st.minExp <= now.get()
+		count, sweep := sh.st.count, false
+		if sh.st.minExp != noExpiry {
+			if !haveNow {
+				now, haveNow = c.nowRLocked(&sh.mu), true
+			}
+			sweep = sh.st.minExp <= now
+		}
 		sh.mu.RUnlock()
 		if sweep {
 			sh.mu.Lock()
-			sh.st.sweep(now.get())
+			sh.st.sweep(now)
 			count = sh.st.count
 			sh.mu.Unlock()
 		}

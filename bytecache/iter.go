@@ -61,7 +61,6 @@ func (c *Cache) walk(batch int, beyond uint64, now int64, buf *[]byte, fn func(b
 	for i := range c.shards {
 		sh := &c.shards[i]
 		var pos, end uint64
-		var scratch []byte
 		for done, first := false, true; !done; first = false {
 			var n int
 			sh.mu.RLock()
@@ -72,7 +71,7 @@ func (c *Cache) walk(batch int, beyond uint64, now int64, buf *[]byte, fn func(b
 				// sees again, keep the walk going for ever.
 				end = sh.st.head + beyond
 			}
-			*buf, n, pos, done = sh.st.collect((*buf)[:0], pos, end, batch, now, &scratch)
+			*buf, n, pos, done = sh.st.collect((*buf)[:0], pos, end, batch, now)
 			sh.mu.RUnlock()
 			if n > 0 && !fn(*buf, n) {
 				return

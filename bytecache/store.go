@@ -2,6 +2,7 @@ package bytecache
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"math"
 	"sync/atomic"
 )
@@ -182,9 +183,8 @@ type store struct {
 	offHeap bool
 	mapped  []bool
 
-	hash    hasher
-	scratch []byte // contiguous copy of a straddling key (write lock held)
-	st      wstats
+	hash hasher
+	st   wstats
 }
 
 // mappedBytes counts the bytes of chunks mapped outside the heap, by all
@@ -246,7 +246,6 @@ func (s *store) reset() {
 	s.headOff, s.tailOff = 0, 0
 	s.liveBytes = 0
 	s.minExp = noExpiry
-	s.scratch = nil
 }
 
 func (s *store) advance(off uint32, n int) uint32 {
@@ -335,15 +334,24 @@ func (s *store) header(off uint32) header {
 }
 
 // keyTag returns the tag of the key of the entry at off with header h. A
-// key that straddles chunks is copied to *scratch first.
-func (s *store) keyTag(off uint32, h *header, scratch *[]byte) uint32 {
+// key that straddles chunks is hashed piece by piece (maphash.Hash gives
+// the result of maphash.Bytes), so that no copy of it is kept.
+func (s *store) keyTag(off uint32, h *header) uint32 {
 	koff := s.advance(off, h.hdrLen)
 	c, i := s.at(koff)
 	if len(c)-i >= h.keyLen {
 		return uint32(s.hash.sum(c[i : i+h.keyLen]))
 	}
-	*scratch = s.appendAt((*scratch)[:0], koff, h.keyLen)
-	return uint32(s.hash.sum(*scratch))
+	var mh maphash.Hash
+	mh.SetSeed(s.hash.seed)
+	for n := h.keyLen; n > 0; {
+		c, i := s.at(koff)
+		k := min(n, len(c)-i)
+		mh.Write(c[i : i+k])
+		n -= k
+		koff = s.advance(koff, k)
+	}
+	return uint32(mh.Sum64() & s.hash.mask)
 }
 
 func slotTag(e uint64) uint32 { return uint32(e >> 32) }
@@ -525,7 +533,7 @@ func (s *store) reclaimTail(now *lazyNow, replacing uint32) (replaced bool) {
 	}
 	off := s.tailOff
 	h := s.header(off)
-	if slot := s.findOff(s.keyTag(off, &h, &s.scratch), off); slot >= 0 {
+	if slot := s.findOff(s.keyTag(off, &h), off); slot >= 0 {
 		s.drop(slot, &h)
 		switch {
 		case off+1 == replacing:
@@ -599,7 +607,7 @@ func (s *store) sweep(now int64) {
 		if h.hasExp {
 			if h.exp > now {
 				minExp = min(minExp, h.exp)
-			} else if slot := s.findOff(s.keyTag(off, &h, &s.scratch), off); slot >= 0 {
+			} else if slot := s.findOff(s.keyTag(off, &h), off); slot >= 0 {
 				s.drop(slot, &h)
 				s.st.expirations++
 			}
@@ -621,9 +629,8 @@ func (s *store) sweep(now int64) {
 // entries appended and the position to continue from; done reports that
 // the head or end was reached.
 //
-// collect only reads the store (a read lock suffices); scratch is the
-// caller's buffer for keys that straddle chunks.
-func (s *store) collect(buf []byte, from, end uint64, limit int, now int64, scratch *[]byte) (_ []byte, n int, next uint64, done bool) {
+// collect only reads the store (a read lock suffices).
+func (s *store) collect(buf []byte, from, end uint64, limit int, now int64) (_ []byte, n int, next uint64, done bool) {
 	if from < s.tail || from > s.head {
 		from = s.tail
 	}
@@ -632,7 +639,7 @@ func (s *store) collect(buf []byte, from, end uint64, limit int, now int64, scra
 	for pos < s.head && pos < end && len(buf) < limit {
 		h := s.header(off)
 		size := h.size()
-		if !h.expired(now) && s.findOff(s.keyTag(off, &h, scratch), off) >= 0 {
+		if !h.expired(now) && s.findOff(s.keyTag(off, &h), off) >= 0 {
 			buf = s.appendAt(buf, off, size)
 			n++
 		}
