@@ -332,6 +332,26 @@ func TestLoadTimeout(t *testing.T) {
 	})
 }
 
+// A loader that, cancelled by LoadTimeout, returns an error of its own
+// that does not wrap the context's (a driver's "i/o timeout", an RPC
+// status) still fails with the load timeout's error, as LoadTimeout
+// promises: it wraps context.DeadlineExceeded and the loader's error, and
+// says that the load timed out.
+func TestLoadTimeoutOwnError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		errRPC := errors.New("rpc error: code = DeadlineExceeded")
+		src := newSource(func(ctx context.Context, key, n int) (string, error) {
+			<-ctx.Done()
+			return "", errRPC
+		})
+		c := newCache(t, Options[int, string]{Loader: src, LoadTimeout: 5 * time.Second})
+		_, err := c.Get(context.Background(), 1)
+		if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, errRPC) || !strings.Contains(err.Error(), "timed out after 5s") {
+			t.Fatalf("Get = %v; want the load timeout wrapping the loader's error", err)
+		}
+	})
+}
+
 // The TTL holds even if a refresh hangs: past it the old value is no longer
 // served, and readers wait for the hung load (bounded by their contexts).
 func TestHardTTLWhileRefreshHangs(t *testing.T) {

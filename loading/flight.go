@@ -268,6 +268,11 @@ func (c *Cache[K, V]) classify(ctx context.Context, v V, err error) outcome[V] {
 		// Say whose deadline it was: callers see this error later, from
 		// the cache, when their own contexts are fine.
 		err = fmt.Errorf("loading: load timed out after %v: %w", c.loadTimeout, err)
+	case ctx.Err() == context.DeadlineExceeded:
+		// The loader ended after LoadTimeout with an error of its own (a
+		// driver's timeout, an RPC status) that does not wrap the
+		// context's: the load ended by the timeout all the same.
+		err = fmt.Errorf("loading: load timed out after %v: %w (the loader returned: %w)", c.loadTimeout, context.DeadlineExceeded, err)
 	}
 	return outcome[V]{err: err, kind: failed}
 }
