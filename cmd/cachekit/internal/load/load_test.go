@@ -444,6 +444,7 @@ func TestOptionsRejected(t *testing.T) {
 		{URL: "http://x", WriteRatio: 1.5},
 		{URL: "http://x", Mode: ModeGet, WriteRatio: 0.5},
 		{URL: "http://x", Mode: ModeGet, RYW: true},
+		{URL: "http://x", RYW: true}, // no writes: nothing to check
 		{URL: "http://x", WriteMethod: "patch"},
 		{URL: "http://x", WriteMethod: WritePut, Batch: 2},
 		{URL: "http://x", Batch: 20, Cardinality: 10},

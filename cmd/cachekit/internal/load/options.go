@@ -126,7 +126,8 @@ type Options struct {
 	// second client with its own connections, and counts the reads that
 	// miss or return another value (see Report.RYW). With a TTL, a miss
 	// read TTL or more after the write was sent is counted as expired, not
-	// as missing. ModeAPI only. Default false.
+	// as missing. ModeAPI only, and only with writes (WriteRatio above 0).
+	// Default false.
 	RYW bool
 	// Timeout bounds each request as a whole: connecting, sending and
 	// reading the response, and with the built-in client the one retry on
@@ -230,6 +231,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Mode == ModeGet && (o.WriteRatio > 0 || o.RYW) {
 		return o, fmt.Errorf("load: writes and the read-your-writes check need mode %s", ModeAPI)
+	}
+	if o.RYW && o.WriteRatio == 0 {
+		return o, errors.New("load: the read-your-writes check needs writes (a write ratio above 0)")
 	}
 	if o.WriteMethod == "" {
 		o.WriteMethod = WritePost
