@@ -32,9 +32,8 @@ all busy, had not sent are counted as errors, "not sent (generator
 behind)". A second Ctrl-C stops at once, without a report.
 
 --ryw checks read-your-writes (it needs --write-ratio above 0): after each
-write, the key is read back on
-another connection; stale values and misses are counted (exit status 1 if
-any). With --ttl, a miss read at least the TTL after the write was sent is
+write, the key is read back on another connection; stale values and misses
+are counted (exit status 1 if any). With --ttl, a miss read at least the TTL after the write was sent is
 counted as expired, not as a violation.
 
 Examples:
