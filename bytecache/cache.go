@@ -176,6 +176,17 @@ func (c *Cache) Set(key, value []byte, ttl time.Duration) error {
 // belongs to the caller; with a dst of enough capacity Get allocates
 // nothing.
 func (c *Cache) Get(dst, key []byte) ([]byte, bool) {
+	dst, sh, ok := c.get(dst, key)
+	if ok {
+		sh.hits.Add(1)
+	}
+	return dst, ok
+}
+
+// get is Get without counting a hit: it returns key's shard, on which the
+// caller counts the hit (Typed counts a miss instead if the value does not
+// decode). A miss is counted.
+func (c *Cache) get(dst, key []byte) ([]byte, *shard, bool) {
 	h := c.hash.sum(key)
 	sh := c.shardOf(h)
 	sh.mu.RLock()
@@ -183,21 +194,20 @@ func (c *Cache) Get(dst, key []byte) ([]byte, bool) {
 	if slot < 0 {
 		sh.mu.RUnlock()
 		c.miss(sh, coll)
-		return dst, false
+		return dst, sh, false
 	}
 	if hd.hasExp && hd.exp <= c.nowRLocked(&sh.mu) {
 		sh.mu.RUnlock()
 		c.expire(sh, key, uint32(h))
 		c.miss(sh, coll)
-		return dst, false
+		return dst, sh, false
 	}
 	dst = sh.st.appendValue(dst, off, &hd)
 	sh.mu.RUnlock()
-	sh.hits.Add(1)
 	if coll > 0 {
 		sh.collisions.Add(uint64(coll))
 	}
-	return dst, true
+	return dst, sh, true
 }
 
 // nowRLocked reads the clock with mu read-locked. If the clock panics, it

@@ -308,8 +308,10 @@ func (c *Cache) SaveToFile(path string) (err error) {
 	if err != nil {
 		return err
 	}
+	renamed := false
 	defer func() {
-		if err != nil {
+		// Also on a panic (Options.Now may panic in SaveTo).
+		if !renamed {
 			f.Close()
 			os.Remove(f.Name())
 		}
@@ -327,7 +329,11 @@ func (c *Cache) SaveToFile(path string) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	if err = os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	renamed = true
+	return nil
 }
 
 // LoadFromFile is LoadFrom reading the file at path.

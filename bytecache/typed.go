@@ -26,6 +26,12 @@ type CodecFuncs[V any] struct {
 	DecodeFunc func(b []byte) (V, error)
 }
 
+func (f CodecFuncs[V]) check() {
+	if f.AppendFunc == nil || f.DecodeFunc == nil {
+		panic("bytecache: NewTyped with a CodecFuncs lacking AppendFunc or DecodeFunc")
+	}
+}
+
 // Append calls f.AppendFunc.
 func (f CodecFuncs[V]) Append(dst []byte, v V) ([]byte, error) { return f.AppendFunc(dst, v) }
 
@@ -71,8 +77,24 @@ type Typed[K ~string | ~[]byte, V any] struct {
 	decErrs  atomic.Uint64
 }
 
-// NewTyped returns a typed view of c that encodes values with codec.
+// NewTyped returns a typed view of c that encodes values with codec. It
+// panics if c or codec is nil, or if codec is a CodecFuncs lacking one of
+// its functions.
 func NewTyped[K ~string | ~[]byte, V any](c *Cache, codec Codec[V]) *Typed[K, V] {
+	if c == nil {
+		panic("bytecache: NewTyped with a nil Cache")
+	}
+	switch cf := codec.(type) {
+	case nil:
+		panic("bytecache: NewTyped with a nil Codec")
+	case *CodecFuncs[V]:
+		if cf == nil {
+			panic("bytecache: NewTyped with a nil *CodecFuncs")
+		}
+		cf.check()
+	case CodecFuncs[V]:
+		cf.check()
+	}
 	return &Typed[K, V]{
 		c:        c,
 		codec:    codec,
@@ -83,7 +105,8 @@ func NewTyped[K ~string | ~[]byte, V any](c *Cache, codec Codec[V]) *Typed[K, V]
 // Cache returns the underlying cache.
 func (t *Typed[K, V]) Cache() *Cache { return t.c }
 
-// DecodeErrors returns how many values Get failed to decode (each a miss).
+// DecodeErrors returns how many values Get failed to decode (each a miss,
+// counted as one in the cache's Stats).
 func (t *Typed[K, V]) DecodeErrors() uint64 { return t.decErrs.Load() }
 
 // keyBytes returns the bytes of key without copying them. The cache never
@@ -113,12 +136,14 @@ func (t *Typed[K, V]) put(b *[]byte) {
 }
 
 // Get returns the value stored for key, decoded. A value that fails to
-// decode counts in DecodeErrors and is reported as a miss.
+// decode counts in DecodeErrors and is reported (and counted in Stats) as
+// a miss.
 func (t *Typed[K, V]) Get(key K) (V, bool) {
 	b := t.buf()
 	defer t.put(b)
 	var ok bool
-	*b, ok = t.c.Get((*b)[:0], t.keyBytes(&key))
+	var sh *shard
+	*b, sh, ok = t.c.get((*b)[:0], t.keyBytes(&key))
 	if !ok {
 		var zero V
 		return zero, false
@@ -126,9 +151,11 @@ func (t *Typed[K, V]) Get(key K) (V, bool) {
 	v, err := t.codec.Decode(*b)
 	if err != nil {
 		t.decErrs.Add(1)
+		sh.misses.Add(1)
 		var zero V
 		return zero, false
 	}
+	sh.hits.Add(1)
 	return v, true
 }
 
