@@ -39,7 +39,14 @@ type flags struct {
 	traces, md, json, chartDir, chartFormat, only, caches, fromJSON string
 	runs, parallel                                                  int
 	quiet, isolate, synthetic                                       bool
+	mdSet                                                           bool // -md was given
 }
+
+// The reports' default documents.
+const (
+	defaultMD          = "docs/benchmarks/hit-ratio.md"
+	defaultSyntheticMD = "docs/benchmarks/hit-ratio-synthetic.md"
+)
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	fs := flag.NewFlagSet("hitratio", flag.ContinueOnError)
@@ -47,7 +54,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	f := &flags{}
 	fs.StringVar(&f.traces, "traces", "../shared/traces", "the `dir`ectory of the trace files (and of their README)")
 	fs.BoolVar(&f.synthetic, "synthetic", false, "replay the synthetic suite instead (traces generated in the process, not used to tune the default policy; -traces is ignored)")
-	fs.StringVar(&f.md, "md", "docs/benchmarks/hit-ratio.md", "write the Markdown report to `file` (- for stdout, empty for none; with -synthetic the default is docs/benchmarks/hit-ratio-synthetic.md)")
+	fs.StringVar(&f.md, "md", defaultMD, "write the Markdown report to `file` (- for stdout, empty for none; with -synthetic the default is docs/benchmarks/hit-ratio-synthetic.md)")
 	fs.StringVar(&f.json, "json", "", "write the results as JSON to `file` (- for stdout)")
 	fs.StringVar(&f.chartDir, "chart-dir", "docs/benchmarks", "write one chart per trace, hit-ratio-TRACE.png, into `dir` (empty for none)")
 	fs.StringVar(&f.chartFormat, "chart-format", "png", "the charts' `format`: png or svg")
@@ -73,8 +80,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	// A synthetic run must not write its report over the trace suite's.
 	mdSet := false
 	fs.Visit(func(fl *flag.Flag) { mdSet = mdSet || fl.Name == "md" })
+	f.mdSet = mdSet
 	if f.synthetic && !mdSet {
-		f.md = "docs/benchmarks/hit-ratio-synthetic.md"
+		f.md = defaultSyntheticMD
 	}
 	if f.runs < 1 {
 		return nil, fmt.Errorf("-runs must be at least 1")
@@ -122,6 +130,15 @@ func execute(f *flags, args []string, stdout, stderr io.Writer) error {
 		var err error
 		if report, err = measure(f, args, stderr); err != nil {
 			return err
+		}
+	}
+	// A report drawn from JSON goes, without -md, to the document of the
+	// suite it was measured on, whatever -synthetic says: a synthetic
+	// run's report must not replace the real traces' one, nor the reverse.
+	if !f.mdSet {
+		f.md = defaultMD
+		if report.Meta.Synthetic {
+			f.md = defaultSyntheticMD
 		}
 	}
 	rs := report.Results

@@ -107,14 +107,19 @@ func (r Result) ForcedMin() time.Duration {
 	return slices.Min(r.Forced)
 }
 
-// ForcedMedian returns the median forced collection's duration.
+// ForcedMedian returns the median forced collection's duration (the mean
+// of the middle two for an even count).
 func (r Result) ForcedMedian() time.Duration {
 	if len(r.Forced) == 0 {
 		return 0
 	}
 	s := slices.Clone(r.Forced)
 	slices.Sort(s)
-	return s[len(s)/2]
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2 // the mean of the middle two, as report.Median
 }
 
 // GCCPUPerSecond returns the GC's CPU seconds per second of churn.

@@ -43,6 +43,7 @@ func (r *Report) probeSum(cache string, g int) (Probe, bool) {
 		s.UpdateMissed += p.UpdateMissed
 		s.UpdateStale += p.UpdateStale
 		s.UpdateLost += p.UpdateLost
+		s.UpdatedKeys += p.updatedKeys()
 		s.SharedReads += p.SharedReads
 		s.SharedMissed += p.SharedMissed
 	}
@@ -89,7 +90,7 @@ func (r *Report) ProbeTables(h string) string {
 			if p.SharedReads > 0 {
 				shared = share(p.SharedMissed, p.SharedReads)
 			}
-			t.Row(c, missed, share(p.InsertLost, p.Inserts), share(p.UpdateMissed, p.Updates), share(p.UpdateStale, p.Updates), share(p.UpdateLost, p.Updates), shared)
+			t.Row(c, missed, share(p.InsertLost, p.Inserts), share(p.UpdateMissed, p.Updates), share(p.UpdateStale, p.Updates), share(p.UpdateLost, p.UpdatedKeys), shared)
 		}
 		b.WriteString(t.String())
 	}

@@ -43,8 +43,11 @@ type Probe struct {
 	UpdateMissed uint64 `json:"update_missed"`
 	UpdateStale  uint64 `json:"update_stale"`
 	// UpdateLost counts keys whose last update is not their value once
-	// the cache has settled (missing or older).
+	// the cache has settled (missing or older), out of UpdatedKeys.
 	UpdateLost uint64 `json:"update_lost"`
+	// UpdatedKeys is the number of keys updated at least once: what
+	// UpdateLost is a share of (not Updates: each key gets many).
+	UpdatedKeys uint64 `json:"updated_keys,omitempty"`
 	// Shared keys: half of the goroutines (at least one) give keys of a
 	// shared, settled set new values while the others Get them; every
 	// key is present throughout, so every Get should find it.
@@ -164,6 +167,7 @@ func RunProbe(info adapter.Info, goroutines, total int) Probe {
 			if want == 0 {
 				continue // never updated (fewer probes than keys)
 			}
+			p.UpdatedKeys++
 			if v, ok := c.Get(upKey(g, j)); !ok || v != want {
 				p.UpdateLost++
 			}
@@ -174,6 +178,15 @@ func RunProbe(info adapter.Info, goroutines, total int) Probe {
 		p.SharedReads, p.SharedMissed = sharedProbe(c, goroutines, per)
 	}
 	return p
+}
+
+// updatedKeys returns p.UpdatedKeys, or for a probe recorded without it
+// (an older JSON file), the number of keys its updates went to.
+func (p Probe) updatedKeys() uint64 {
+	if p.UpdatedKeys > 0 || p.Goroutines < 1 {
+		return p.UpdatedKeys
+	}
+	return uint64(p.Goroutines) * min(p.Updates/uint64(p.Goroutines), updateKeys)
 }
 
 // sharedKeys is the size of the shared set of sharedProbe.
@@ -326,8 +339,12 @@ func Measure(cfg Config) (*Results, error) {
 				}
 			}
 		}
+		replayGs := []int{1}
+		if cfg.ReplayGoroutines != 1 {
+			replayGs = append(replayGs, cfg.ReplayGoroutines) // with 1, the single-threaded replay is the only one
+		}
 		for _, info := range rotate(cfg.ReplayCaches, round) {
-			for _, g := range []int{1, cfg.ReplayGoroutines} {
+			for _, g := range replayGs {
 				r := RunReplay(info, w.Keys, cfg.ReplayCapacity, g)
 				rs.Replays = append(rs.Replays, r)
 				if cfg.Progress != nil {
