@@ -97,7 +97,10 @@ func (b *breaker) allow() (ticket, bool) {
 		b.mu.Unlock()
 		return t, true
 	case BreakerOpen:
-		if b.now().Sub(b.openedAt) >= b.openFor {
+		// A clock that stepped back since the breaker opened (an
+		// injected Clock) lets the probe through at once, rather than
+		// keeping the breaker open for the size of the step.
+		if el := b.now().Sub(b.openedAt); el >= b.openFor || el < 0 {
 			b.set(BreakerHalfOpen)
 			t = b.current()
 			b.unlock(BreakerOpen, BreakerHalfOpen)

@@ -253,7 +253,9 @@ func (c *Cache[V]) Delete(ctx context.Context, key string) error {
 			// stops by TombstoneTTL of the server's time, whatever this
 			// machine's clock says (a PXAT from a clock running behind the
 			// server's by more than TombstoneTTL would delete the key at once).
-			return p.Do(ctx, "set", c.prefix+key, env, "px", c.tombstoneTTL.Milliseconds())
+			// Rounded up: at least TombstoneTTL, and never PX 0 (which
+			// Redis refuses) for a TombstoneTTL under a millisecond.
+			return p.Do(ctx, "set", c.prefix+key, env, "px", ceilMilliseconds(c.tombstoneTTL))
 		})
 		return err
 	})
@@ -313,6 +315,15 @@ func (c *Cache[V]) change(ctx context.Context, key string, local func(), remote 
 	}()
 	local()
 	return remote()
+}
+
+// ceilMilliseconds returns d (not negative) in milliseconds, rounded up.
+func ceilMilliseconds(d time.Duration) int64 {
+	ms := d.Milliseconds()
+	if d%time.Millisecond != 0 {
+		ms++
+	}
+	return ms
 }
 
 // wallClock is the time source of the expiry times written to Redis (a

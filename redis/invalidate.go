@@ -163,30 +163,18 @@ func (c *core) confirmFlush() {
 // subscription runs one subscription until it fails or Close, and reports
 // whether it was ever confirmed.
 func (c *core) subscription() (confirmed bool) {
-	c.psMu.Lock()
-	if c.closed {
-		c.psMu.Unlock()
+	ctx, cancel := context.WithTimeout(c.life, max(c.timeout, 100*time.Millisecond))
+	ps, ok := c.openPubSub(ctx)
+	if !ok {
+		cancel()
 		return false
 	}
-	// A PubSub without channels does no I/O: the subscription itself is
-	// sent below, outside the lock, with a deadline (the client has
-	// ContextTimeoutEnabled), so that a hanging Redis holds neither the
-	// lock nor Close for longer than that.
-	var ps *goredis.PubSub
-	if c.sharded {
-		ps = c.client.SSubscribe(c.life)
-	} else {
-		ps = c.client.Subscribe(c.life)
-	}
-	c.ps = ps
-	c.psMu.Unlock()
 	defer func() {
 		c.psMu.Lock()
 		_ = ps.Close()
 		c.ps = nil
 		c.psMu.Unlock()
 	}()
-	ctx, cancel := context.WithTimeout(c.life, max(c.timeout, 100*time.Millisecond))
 	var err error
 	if c.sharded {
 		err = ps.SSubscribe(ctx, c.channel)
@@ -250,6 +238,40 @@ func (c *core) subscription() (confirmed bool) {
 			}
 		}
 	}
+}
+
+// openPubSub returns the PubSub of a subscription, kept in c.ps so that
+// Close closes it, or false after Close. ctx bounds the subscription's
+// handshake, and ends with Close.
+func (c *core) openPubSub(ctx context.Context) (*goredis.PubSub, bool) {
+	var channels []string
+	switch c.client.(type) {
+	case *goredis.Client, *goredis.ClusterClient:
+		// A PubSub without channels does no I/O: the subscription itself
+		// is sent by the caller, outside the lock, with a deadline (the
+		// client has ContextTimeoutEnabled), so that a hanging Redis
+		// holds neither the lock nor Close for longer than that.
+	default:
+		// Others need the channel to choose their server (a *goredis.Ring
+		// panics without one). They subscribe at once, within ctx, which
+		// Close ends before it takes the lock; the caller's subscription
+		// repeats it (a second confirmation is ignored) and reports its
+		// error, which the client drops.
+		channels = []string{c.channel}
+	}
+	c.psMu.Lock()
+	defer c.psMu.Unlock() // deferred: a client that panics must not leave it locked (Close would hang)
+	if c.closed {
+		return nil, false
+	}
+	var ps *goredis.PubSub
+	if c.sharded {
+		ps = c.client.SSubscribe(ctx, channels...)
+	} else {
+		ps = c.client.Subscribe(ctx, channels...)
+	}
+	c.ps = ps
+	return ps, true
 }
 
 // flush empties L1 (loads in flight store nothing), or drops a ByteTier's

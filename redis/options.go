@@ -117,11 +117,12 @@ type Options[V any] struct {
 	// share one deadline, and one timer. Default DefaultTimeout (100ms).
 	Timeout time.Duration
 
-	// TombstoneTTL is how long a Delete's tombstone stays in Redis. A
-	// load's write to Redis that is older than TombstoneTTL minus Timeout
-	// when its turn comes is dropped, so a tombstone always outlives the
-	// loads it must stop. Default DefaultTombstoneTTL (1 minute); it must
-	// be more than twice Timeout.
+	// TombstoneTTL is how long a Delete's tombstone stays in Redis
+	// (rounded up to whole milliseconds). A load's write to Redis that is
+	// older than TombstoneTTL minus twice Timeout when its turn comes is
+	// dropped, so a tombstone always outlives the loads it must stop.
+	// Default DefaultTombstoneTTL (1 minute); it must be more than twice
+	// Timeout.
 	TombstoneTTL time.Duration
 
 	// DegradedTTL is how long L1 keeps serving what it holds once the
@@ -283,9 +284,15 @@ func (o *Options[V]) resolve() error {
 	if o.Sharded > ShardedOff {
 		return bad("unknown Sharded value %d", o.Sharded)
 	}
+	// Checked here, before it is used below (loading.New checks it too,
+	// but too late: with a NaN, the loop below would count the default
+	// Local.TTL down one nanosecond at a time).
+	if j := o.Local.TTLJitter; !(j >= 0 && j < 1) {
+		return bad("Local.TTLJitter must be in [0, 1), got %v", j)
+	}
 	// Local.TTLJitter stretches L1 lifetimes by up to 1+TTLJitter/2: even
 	// so, an L1 copy must not outlive its Redis entry.
-	stretch := 1 + max(o.Local.TTLJitter, 0)/2
+	stretch := 1 + o.Local.TTLJitter/2
 	if o.Local.TTL == 0 {
 		// Rounded down, and checked as below, so that the default passes.
 		o.Local.TTL = DefaultLocalTTL
@@ -300,7 +307,7 @@ func (o *Options[V]) resolve() error {
 		return bad("Local.TTL (%v), which Local.TTLJitter stretches up to %v, exceeds TTL (%v)",
 			o.Local.TTL, scaleDuration(o.Local.TTL, stretch), o.TTL)
 	}
-	if o.TombstoneTTL <= 2*o.Timeout {
+	if o.TombstoneTTL-o.Timeout <= o.Timeout { // TombstoneTTL <= 2*Timeout, which could overflow
 		return bad("TombstoneTTL (%v) must be more than twice Timeout (%v)", o.TombstoneTTL, o.Timeout)
 	}
 	if o.BreakerFailures == 0 {
