@@ -574,10 +574,7 @@ func (p *TinyLFU) Evict() *node.Node {
 			continue
 		}
 		victim := p.mainVictim()
-		if victim == nil {
-			return p.drop(cand, nil)
-		}
-		if p.admit(cand, victim) {
+		if victim != nil && p.admit(cand, victim) && p.roomFor(cand, victim) {
 			return p.drop(victim, cand)
 		}
 		return p.drop(cand, nil)
@@ -608,6 +605,37 @@ func (p *TinyLFU) drop(v, admitted *node.Node) *node.Node {
 		p.probation.PushBack(admitted)
 	}
 	return v
+}
+
+// roomFor reports whether cand, admitted in place of victim, also beats on
+// frequency every further victim that must go to make room for it: the
+// entries after victim in probation, in eviction order, until their weight
+// and victim's add up to cand's own (or to the excess over the maximum, if
+// less). Admitted, cand goes to the back of probation, and the passes that
+// follow evict the main space's victims from the front without comparing
+// them with anything: a candidate heavier than victim that beat only victim
+// would push out entries more frequent than itself, and be evicted itself
+// once probation ran out ahead of it. With weights of one (a cache bounded
+// by count) victim alone makes the room.
+func (p *TinyLFU) roomFor(cand, victim *node.Node) bool {
+	need := min(p.weight-p.max, uint64(cand.Weight))
+	freed := uint64(victim.Weight)
+	if freed >= need {
+		return true
+	}
+	if victim.Queue != qProbation {
+		return false // probation is empty: cand would be the next victim
+	}
+	cf := p.sketch.estimate(p.hash(cand))
+	for v := victim.Next(); v != nil; v = v.Next() {
+		if cf <= p.sketch.estimate(p.hash(v)) {
+			return false
+		}
+		if freed += uint64(v.Weight); freed >= need {
+			return true
+		}
+	}
+	return false // cand would be the next victim
 }
 
 // mainVictim returns the main space's eviction candidate, without
