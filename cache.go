@@ -108,7 +108,9 @@ type cache[K comparable, V any] struct {
 	reads *buffer.Striped[entry[K, V]]
 	// recordReads turns on once the policy is half full. Before that no
 	// eviction is near and reads skip the read buffer altogether (as
-	// Caffeine does before it sizes its sketch).
+	// Caffeine does before it sizes its sketch). It is on from the start
+	// for a policy that orders entries by every read (see
+	// policy.SkipsEarlyReads).
 	recordReads atomic.Bool
 	writes      *buffer.Queue[event[K, V]]
 	// writeBatch is the number of queued write records at which a writer
@@ -367,6 +369,9 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		c.bounded = true
 		c.policy = p
 		c.warmer, _ = p.(policy.Warmer)
+		if !policy.SkipsEarlyReads(p) {
+			c.recordReads.Store(true)
+		}
 	}
 	c.wheel = wheel.New(0)
 	if c.defaultTTL > 0 {

@@ -75,10 +75,12 @@ type Options[K comparable, V any] struct {
 
 	// DisableStats turns off the counting of hits and misses: Stats then
 	// reports both as 0, and its other counters as usual. While the cache
-	// is less than half full (and always, for an unbounded cache) that
-	// count is all the shared memory a Get hit writes: an atomic add on a
-	// striped counter, which on amd64 is a locked instruction and a full
-	// memory barrier (the next lookup's loads wait for it).
+	// is less than half full (with the default policy, "fifo" or "random":
+	// the other policies see every read), and always for an unbounded
+	// cache, that count is all the shared memory a Get hit writes: an
+	// atomic add on a striped counter, which on amd64 is a locked
+	// instruction and a full memory barrier (the next lookup's loads wait
+	// for it).
 	// Once the eviction policy needs to see reads, a hit writes them to
 	// the read buffer either way. It does not change what the policy sees
 	// or evicts. Default false: hits and misses are counted.

@@ -47,6 +47,23 @@ func Register(name, doc string, build Constructor) {
 	registry[name] = registration{build, doc}
 }
 
+// SkipsEarlyReads reports whether the cache may keep p from seeing the reads
+// made while it is less than half full, as Caffeine does before it sizes its
+// sketch: true for TinyLFU, which trades them for the speed of a read
+// buffer left alone while the cache fills, and for the policies that ignore
+// reads (FIFO, random). Every other policy orders its entries by each read
+// (LRU's recency, CLOCK's and SIEVE's bits, S3-FIFO's frequencies, the
+// counts and scores of LFU, LRFU and DLFU), so a read made while the cache
+// fills still decides what is evicted once it is full: those must see them
+// all.
+func SkipsEarlyReads(p Policy) bool {
+	switch p.(type) {
+	case *TinyLFU, *FIFO, *Random:
+		return true
+	}
+	return false
+}
+
 // DefaultName is the name of the default policy.
 const DefaultName = "tinylfu"
 
