@@ -496,7 +496,7 @@ func (c *cache[K, V]) run() {
 }
 
 func (c *cache[K, V]) backlogged() bool {
-	c.mu.Lock()
+	c.lockFromBackground()
 	b := c.backlog
 	c.mu.Unlock()
 	return b
@@ -509,7 +509,7 @@ func (c *cache[K, V]) backlogged() bool {
 // never stops while an entry with a TTL is in the index.
 func (c *cache[K, V]) timed() bool {
 	c.ttlUsed.Store(false)
-	c.mu.Lock()
+	c.lockFromBackground()
 	// An entry whose record waits for its predecessor's (see applyWrite)
 	// is in neither the queue nor the wheel yet.
 	busy := c.wheel.Len() > 0 || c.writes.Len() > 0 || len(c.waiting) > 0
@@ -1048,14 +1048,23 @@ func (c *cache[K, V]) maintain(block bool) bool {
 	} else if !c.mu.TryLock() {
 		return false
 	}
+	vb, pend := c.passLocked()
+	pend = c.dropVictims(vb, pend)
+	c.report(pend)
+	return true
+}
+
+// passLocked runs a maintenance pass and takes its victims and pending
+// reports; the caller holds c.mu, which passLocked releases, even if a
+// Clock panics (the panic goes on to the caller; the victims and reports
+// of the interrupted pass stay queued for the next).
+func (c *cache[K, V]) passLocked() (*victimBuf[K, V], []removal[K, V]) {
+	defer c.mu.Unlock()
 	c.maintainLocked()
 	vb := c.takeVictims()
 	pend := c.pending
 	c.pending = nil
-	c.mu.Unlock()
-	pend = c.dropVictims(vb, pend)
-	c.report(pend)
-	return true
+	return vb, pend
 }
 
 // readerPass runs a pass for a reader whose read buffer stripe is full,
@@ -1148,13 +1157,16 @@ func (c *cache[K, V]) dropVictims(vb *victimBuf[K, V], pend []removal[K, V]) []r
 // while it runs callbacks, inCallback is set, which lets a Close called from
 // such a callback return instead of waiting for this goroutine.
 func (c *cache[K, V]) maintainFromBackground() {
-	c.mu.Lock()
-	c.maintainLocked()
-	vb := c.takeVictims()
-	pend := c.pending
-	c.pending = nil
-	c.mu.Unlock()
-	pend = c.dropVictims(vb, pend)
+	c.lockFromBackground()
+	vb, pend := c.passLocked()
+	if vb != nil {
+		// Dropping victims takes segment locks, which a Set may hold
+		// for as long as its segment's table takes to grow: readers
+		// keep the time meanwhile.
+		c.selfClock.Add(1)
+		pend = c.dropVictims(vb, pend)
+		c.selfClock.Add(-1)
+	}
 	if len(pend) == 0 || c.onEvict == nil {
 		return
 	}
@@ -1166,6 +1178,19 @@ func (c *cache[K, V]) maintainFromBackground() {
 	c.report(pend)
 	c.selfClock.Add(-1)
 	c.setInCallback(false)
+}
+
+// lockFromBackground takes c.mu for the background goroutine. The lock
+// may be held for long (a Clear of a large cache, another goroutine's
+// pass): while the goroutine waits for it, it cannot refresh the cached
+// clock, so readers take the time themselves, as during callbacks.
+func (c *cache[K, V]) lockFromBackground() {
+	if c.mu.TryLock() {
+		return
+	}
+	c.selfClock.Add(1)
+	c.mu.Lock()
+	c.selfClock.Add(-1)
 }
 
 func (c *cache[K, V]) setInCallback(b bool) {
@@ -1400,6 +1425,10 @@ func (c *cache[K, V]) expire(t *wheel.Timer) {
 // evict removes the policy's victims until the bound holds. The caller
 // holds c.mu.
 func (c *cache[K, V]) evict() {
+	// Read once, before the policy lets any entry go: a Clock that
+	// panics then loses no victim (untracked, it would stay in the index
+	// for good).
+	now := c.now()
 	for {
 		n := c.policy.Evict()
 		if n == nil {
@@ -1409,7 +1438,7 @@ func (c *cache[K, V]) evict() {
 		e.setTracked(false)
 		c.deschedule(e)
 		cause := CauseCapacity
-		if e.expired(c.now()) {
+		if e.expired(now) {
 			cause = CauseExpired
 		}
 		c.drop(e, cause)
@@ -1444,6 +1473,13 @@ func (h *Cache[K, V]) Len() int {
 func (h *Cache[K, V]) Clear() {
 	c := h.c
 	c.mu.Lock()
+	c.report(c.clearLocked())
+}
+
+// clearLocked is Clear's work under c.mu, which it releases even if a
+// Clock panics in the maintenance pass that comes first.
+func (c *cache[K, V]) clearLocked() []removal[K, V] {
+	defer c.mu.Unlock()
 	c.maintainLocked()
 	c.pending = c.dropVictims(c.takeVictims(), c.pending)
 	for i := range c.segs {
@@ -1460,8 +1496,7 @@ func (h *Cache[K, V]) Clear() {
 	}
 	pend := c.pending
 	c.pending = nil
-	c.mu.Unlock()
-	c.report(pend)
+	return pend
 }
 
 // All returns an iterator over the cache's live entries. It takes a

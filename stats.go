@@ -1,6 +1,7 @@
 package cachekit
 
 import (
+	"runtime"
 	"sync/atomic"
 )
 
@@ -74,13 +75,29 @@ func (s Stats) HitRatio() float64 {
 	return float64(s.Hits) / float64(s.Hits+s.Misses)
 }
 
+// awaitWrites runs maintenance until every write record whose slot was
+// claimed before the call is applied. A record can be claimed and not yet
+// written (its writer preempted between the two, which nothing else
+// separates): the queue pops nothing past it, so the records of writes
+// that returned after it would wait for the next pass.
+func (c *cache[K, V]) awaitWrites() {
+	end := c.writes.Pushed()
+	for {
+		c.maintain(true)
+		if c.writes.Popped() >= end {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
 // Stats returns the cache's counters. It first applies pending writes to the
 // policy, so Entries and Weight reflect every write that returned before
 // Stats was called. The counters are read one at a time, not atomically
 // together.
 func (h *Cache[K, V]) Stats() Stats {
 	c := h.c
-	c.maintain(true)
+	c.awaitWrites()
 	// Hits are the reads queued in the read buffer, less the in-place Sets
 	// queued there, plus the hits counted aside. Each in-place Set is
 	// counted after it is queued, so reading its count first can only

@@ -81,6 +81,14 @@ func (q *Queue[T]) Pop() (T, bool) {
 	return v, true
 }
 
+// Pushed returns the number of positions claimed by Push since the queue
+// was made (some perhaps not written yet); Popped the number of elements
+// popped.
+func (q *Queue[T]) Pushed() uint64 { return q.tail.Load() }
+
+// Popped: see Pushed.
+func (q *Queue[T]) Popped() uint64 { return q.head.Load() }
+
 // Len returns the number of elements pushed and not yet popped (a snapshot).
 // It reads the head first: the tail read after it is at least as far on,
 // so the result is never negative, even while the consumer pops.
