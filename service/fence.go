@@ -3,6 +3,7 @@ package service
 import (
 	"hash/maphash"
 	"sync"
+	"sync/atomic"
 )
 
 // fence keeps a fill from the second tier from overwriting a newer write.
@@ -12,8 +13,10 @@ import (
 // from another one, may have changed the key: storing the value read
 // before that would put an old value back, and keep it for its whole TTL.
 // So every change of a key bumps a generation in the key's stripe, and a
-// fill stores its value only if the generation it saw before asking the
-// Tier is still current, checked and stored under the stripe's lock. A
+// fill stores its value only if the generation it saw before reading the
+// in-memory store (not merely before asking the Tier: a write whose Tier
+// part failed leaves the Tier's older value there) is still current,
+// checked and stored under the stripe's lock. A
 // change that lands in between makes the fill skip the store (the value is
 // still served to its reader, who asked before the change completed).
 //
@@ -35,8 +38,8 @@ const fenceStripes = 1024
 
 type fenceStripe struct {
 	mu   sync.Mutex
-	gen  uint64
-	open int // changes whose Tier write has not ended
+	gen  atomic.Uint64 // changed under mu; begin reads it without
+	open int           // changes whose Tier write has not ended
 	// wmu is held by a change from open to close: changes of a stripe's
 	// keys run one at a time, so that the store and the Tier end with
 	// the same last write (this instance ignores its own invalidations,
@@ -51,13 +54,12 @@ func (f *fence) stripe(key []byte) *fenceStripe {
 	return &f.stripes[maphash.Bytes(f.seed, key)&(fenceStripes-1)]
 }
 
-// begin returns the generation a fill of key must still see to store.
+// begin returns the generation a fill of key must still see to store. A
+// read takes it before it reads the in-memory store: a change that lands
+// between its miss and its Tier read (a write whose Tier part failed or
+// was skipped leaves the Tier's older value there) must stop the fill too.
 func (f *fence) begin(key []byte) uint64 {
-	st := f.stripe(key)
-	st.mu.Lock()
-	g := st.gen
-	st.mu.Unlock()
-	return g
+	return f.stripe(key).gen.Load()
 }
 
 // fill runs store if key has not changed since begin returned gen, and
@@ -66,7 +68,7 @@ func (f *fence) fill(key []byte, gen uint64, store func()) bool {
 	st := f.stripe(key)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.gen != gen || st.open != 0 {
+	if st.gen.Load() != gen || st.open != 0 {
 		return false
 	}
 	store()
@@ -79,7 +81,7 @@ func (f *fence) change(key []byte, apply func()) {
 	st := f.stripe(key)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.gen++
+	st.gen.Add(1)
 	apply()
 }
 
@@ -91,7 +93,7 @@ func (f *fence) changeAll() {
 	for i := range f.stripes {
 		st := &f.stripes[i]
 		st.mu.Lock()
-		st.gen++
+		st.gen.Add(1)
 		st.mu.Unlock()
 	}
 }
@@ -111,7 +113,7 @@ func (f *fence) open(key []byte, apply func()) {
 	}()
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.gen++
+	st.gen.Add(1)
 	apply()
 	st.open++
 	opened = true
@@ -121,7 +123,7 @@ func (f *fence) open(key []byte, apply func()) {
 func (f *fence) close(key []byte) {
 	st := f.stripe(key)
 	st.mu.Lock()
-	st.gen++
+	st.gen.Add(1)
 	st.open--
 	st.mu.Unlock()
 	st.wmu.Unlock()

@@ -217,9 +217,15 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, key string, withBod
 	b := s.getBuf()
 	defer s.putBuf(b)
 	b.key = append(b.key[:0], key...)
+	// A fill from the Tier must not overwrite a change made after this
+	// miss: take the fence's generation before reading the store.
+	var gen uint64
+	if s.fence != nil {
+		gen = s.fence.begin(b.key)
+	}
 	v, ok := s.cache.Get(b.val[:0], b.key)
-	if !ok && s.o.Tier != nil {
-		v, ok = s.tierGet(r.Context(), b)
+	if !ok && s.fence != nil {
+		v, ok = s.tierGet(r.Context(), b, gen)
 	}
 	b.val = v // keep the grown buffer
 	if !ok {

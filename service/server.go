@@ -272,10 +272,11 @@ func (s *Server) logLimited(msg string, args ...any) {
 	s.log.Warn(msg, args...)
 }
 
-func (s *Server) tierGet(reqCtx context.Context, b *buffer) ([]byte, bool) {
+// tierGet asks the Tier for b.key after the in-memory store missed it; gen
+// is the fence's generation taken before that miss (fence.begin).
+func (s *Server) tierGet(reqCtx context.Context, b *buffer, gen uint64) ([]byte, bool) {
 	ctx, cancel := context.WithTimeout(reqCtx, s.o.TierTimeout)
 	defer cancel()
-	gen := s.fence.begin(b.key)
 	v, ttl, ok, err := s.o.Tier.Get(ctx, b.val[:0], b.key)
 	switch {
 	case err != nil:
