@@ -198,13 +198,21 @@ func (c *Cache[K, V]) refreshMany(ctx context.Context, due []dueKey[K, V]) {
 }
 
 // launchEach launches a load of each flight of fl, at most c.manyLoads at
-// once: the first ones now, each other one when the one launched
-// c.manyLoads before it has finished (or at once when a caller joins it:
-// see flight.deferred), from a goroutine that Close waits for (flights
-// launched after Close finish at once with ErrClosed).
+// once: the first ones now, each other one as soon as any load of fl has
+// finished (or at once when a caller joins it: see flight.deferred), from
+// a goroutine that Close waits for (flights launched after Close finish at
+// once with ErrClosed).
 func (c *Cache[K, V]) launchEach(ctx context.Context, fl []*flight[K, V]) {
 	n := min(len(fl), c.manyLoads)
 	if n < len(fl) {
+		// One token per finished flight of fl (the channel holds them
+		// all, so a finishing load never blocks): each queued flight
+		// takes one, so it starts when any load ends, not only the one
+		// launched c.manyLoads before it, which may be slow.
+		freed := make(chan struct{}, len(fl))
+		for _, f := range fl {
+			f.onDone = func() { freed <- struct{}{} }
+		}
 		for _, f := range fl[n:] {
 			start := func() { c.launch(ctx, []*flight[K, V]{f}, false) }
 			f.deferred.Store(&start)
@@ -223,8 +231,8 @@ func (c *Cache[K, V]) launchEach(ctx context.Context, fl []*flight[K, V]) {
 		} else {
 			go func() {
 				defer c.loads.Done()
-				for i, f := range fl[n:] {
-					<-fl[i].done
+				for _, f := range fl[n:] {
+					<-freed
 					f.startDeferred()
 				}
 			}()

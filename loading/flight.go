@@ -39,6 +39,11 @@ type flight[K comparable, V any] struct {
 	// joins the flight (startDeferred), which must not wait for a turn
 	// that may never come: it may be a loader of that very GetMany.
 	deferred atomic.Pointer[func()]
+
+	// onDone, if set, is called once f has finished (after done is
+	// closed): launchEach counts the finished loads of a GetMany with it.
+	// Set before the flight can be launched.
+	onDone func()
 }
 
 // startDeferred launches f now if a GetMany queued it and it is not
@@ -329,6 +334,9 @@ func (c *Cache[K, V]) deliver(f *flight[K, V], o outcome[V], stored *record[V]) 
 	f.value, f.err = o.value, o.err
 	if done != nil {
 		close(done)
+	}
+	if f.onDone != nil {
+		f.onDone()
 	}
 }
 

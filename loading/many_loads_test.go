@@ -135,3 +135,35 @@ func TestMaxManyLoadsNegativeRefused(t *testing.T) {
 		t.Fatalf("MaxManyLoads -1: %v", err)
 	}
 }
+
+// MaxManyLoads bounds the Load calls of one GetMany in flight at once: a
+// queued key starts as soon as any of them finishes, not only when the
+// one queued MaxManyLoads places before it does. Here key 1 hangs and key
+// 2 returns at once: key 3 must start while key 1 is still loading (one
+// call in flight, below the bound of two).
+func TestGetManyQueuedKeyStartsWhenAnyLoadFinishes(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		src := newSource(func(ctx context.Context, key, n int) (string, error) {
+			if key == 1 {
+				<-gate
+			}
+			return fmt.Sprint("v", key), nil
+		})
+		c := newCache(t, Options[int, string]{Loader: src, MaxManyLoads: 2})
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.GetMany(context.Background(), []int{1, 2, 3})
+			done <- err
+		}()
+		synctest.Wait() // key 2 has finished; key 1 still loads
+		n3 := src.count(3)
+		close(gate)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if n3 != 1 {
+			t.Fatalf("key 3 not started while only key 1 was loading (1 of MaxManyLoads=2 in flight): it waited for key 1")
+		}
+	})
+}
