@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/url"
 	"strings"
 	"time"
@@ -32,6 +33,24 @@ func registerRedisFlags(fs *flag.FlagSet) *redisFlags {
 	fs.DurationVar(&rf.degradedTTL, "redis-degraded-ttl", ckredis.DefaultDegradedTTL,
 		"while Redis's invalidations cannot be received, the in-memory store is cleared this often (so no copy is staler than that; writes answered meanwhile may be lost from memory)")
 	return rf
+}
+
+// zerosInEffect replaces the zeros of the flags that select a ByteTier
+// default (an empty --redis-prefix, a zero --redis-timeout or
+// --redis-degraded-ttl: redis.ByteTierOptions) by that default, so that
+// the configuration log shows the values in effect, as zerosInEffect does
+// for the server's flags. Negative durations stay, for the ByteTier to
+// refuse.
+func (rf *redisFlags) zerosInEffect() {
+	if rf.prefix == "" {
+		rf.prefix = ckredis.DefaultBytePrefix
+	}
+	if rf.timeout == 0 {
+		rf.timeout = ckredis.DefaultTimeout
+	}
+	if rf.degradedTTL == 0 {
+		rf.degradedTTL = ckredis.DefaultDegradedTTL
+	}
 }
 
 // redisAddrFlag is the --redis flag: its String, which the configuration
@@ -73,9 +92,16 @@ type redisTier struct {
 func (rf *redisFlags) open(log *slog.Logger) (*redisTier, error) {
 	var uo goredis.UniversalOptions
 	if strings.Contains(rf.addrs, "://") {
+		pu, err := url.Parse(rf.addrs)
+		if err != nil {
+			// url.Parse's errors quote the part they stop at, which
+			// may be the password's beginning (a '/', '?' or '#' in it
+			// ends the host; a bad escape): give none of it.
+			return nil, fmt.Errorf("%s: not a valid URL (characters such as / ? # @ %% in the user name or password must be percent-encoded)", redactURL(rf.addrs))
+		}
 		// Refuse what the options below would drop: go-redis's other
 		// schemes (unix://) and the URL's query options.
-		if pu, err := url.Parse(rf.addrs); err == nil && (pu.Scheme != "redis" && pu.Scheme != "rediss" || pu.RawQuery != "") {
+		if pu.Scheme != "redis" && pu.Scheme != "rediss" || pu.RawQuery != "" {
 			return nil, fmt.Errorf("%s: only redis:// and rediss:// URLs without query options are supported (use the --redis-* flags)", redactURL(rf.addrs))
 		}
 		u, err := goredis.ParseURL(rf.addrs)
@@ -150,6 +176,9 @@ func (rf *redisFlags) fitTierTimeout(o *service.Options, explicit bool) error {
 		redisTimeout = ckredis.DefaultTimeout
 	}
 	switch {
+	case !explicit && redisTimeout > math.MaxInt64/3*2:
+		// 1.5 × it would overflow into a negative deadline.
+		return fmt.Errorf("--redis-timeout (%v) is too long: the --tier-timeout it implies (1.5 × it) does not fit a duration", rf.timeout)
 	case !explicit:
 		o.TierTimeout = redisTimeout + redisTimeout/2
 	case o.TierTimeout <= redisTimeout:

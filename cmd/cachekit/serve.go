@@ -109,6 +109,7 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 		return 2
 	}
 	zerosInEffect(&o)
+	rf.zerosInEffect()
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		fmt.Fprintf(stderr, "cachekit serve: --log-level: %v\n", err)

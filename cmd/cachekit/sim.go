@@ -114,12 +114,37 @@ func simulate(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "cachekit sim: chart:", err)
 			return 1
 		}
-		if err := os.WriteFile(f.chart, buf.Bytes(), 0o644); err != nil {
+		if err := writeFileAtomic(f.chart, buf.Bytes()); err != nil {
 			fmt.Fprintln(stderr, "cachekit sim:", err)
 			return 1
 		}
 	}
 	return 0
+}
+
+// writeFileAtomic writes data to a temporary file next to name and renames
+// it to name, so that a failed write (a full disk) leaves neither a
+// truncated file nor a destroyed previous one.
+func writeFileAtomic(name string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), name)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
 }
 
 // errReported is a parse error that the flag package already printed.
@@ -190,7 +215,9 @@ func parseSimFlags(args []string, stderr io.Writer) (*simFlags, error) {
 		if err != nil {
 			return nil, err
 		}
-		f.traces = append(f.traces, tr)
+		if !slices.ContainsFunc(f.traces, func(t simTrace) bool { return t.name == tr.name }) {
+			f.traces = append(f.traces, tr)
+		}
 	}
 	return f, nil
 }
