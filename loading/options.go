@@ -86,7 +86,8 @@ type Options[K comparable, V any] struct {
 
 	// ErrorTTL is how long a failed load is remembered: Get returns the
 	// same error without calling the loader until it passes, so a failing
-	// source sees at most one call per key per ErrorTTL. A stale value
+	// source sees at most one call per key per ErrorTTL (per ErrorTTL
+	// shortened by up to TTLJitter/2, with TTLJitter set). A stale value
 	// within MaxStale is served instead of the error. Zero means
 	// DefaultErrorTTL (1s); a negative value disables error caching.
 	// Panics are never cached.
