@@ -1425,6 +1425,9 @@ func (c *cache[K, V]) expire(t *wheel.Timer) {
 // evict removes the policy's victims until the bound holds. The caller
 // holds c.mu.
 func (c *cache[K, V]) evict() {
+	if c.policy.Weight() <= c.policy.Max() {
+		return // nothing to evict (Evict would return nil): spare the Clock a call
+	}
 	// Read once, before the policy lets any entry go: a Clock that
 	// panics then loses no victim (untracked, it would stay in the index
 	// for good).
