@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -42,15 +43,9 @@ func registerRedisFlags(fs *flag.FlagSet) *redisFlags {
 // for the server's flags. Negative durations stay, for the ByteTier to
 // refuse.
 func (rf *redisFlags) zerosInEffect() {
-	if rf.prefix == "" {
-		rf.prefix = ckredis.DefaultBytePrefix
-	}
-	if rf.timeout == 0 {
-		rf.timeout = ckredis.DefaultTimeout
-	}
-	if rf.degradedTTL == 0 {
-		rf.degradedTTL = ckredis.DefaultDegradedTTL
-	}
+	rf.prefix = cmp.Or(rf.prefix, ckredis.DefaultBytePrefix)
+	rf.timeout = cmp.Or(rf.timeout, ckredis.DefaultTimeout)
+	rf.degradedTTL = cmp.Or(rf.degradedTTL, ckredis.DefaultDegradedTTL)
 }
 
 // redisAddrFlag is the --redis flag: its String, which the configuration

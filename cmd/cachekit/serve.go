@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -12,7 +13,6 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/cachekit/cachekit/service"
 )
@@ -196,33 +196,16 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 // serveContext) keep their zeros.
 func zerosInEffect(o *service.Options) {
 	d := service.DefaultOptions()
-	if o.Addr == "" {
-		o.Addr = d.Addr
-	}
-	if o.MaxBytes == 0 {
-		o.MaxBytes = d.MaxBytes
-	}
-	if o.DefaultTTL == 0 {
-		o.DefaultTTL = d.DefaultTTL
-	}
-	if o.MaxTTL == 0 {
-		o.MaxTTL = d.MaxTTL
-	}
-	if o.MaxKeyBytes == 0 {
-		o.MaxKeyBytes = d.MaxKeyBytes
-	}
-	if o.MaxBodyBytes == 0 {
-		o.MaxBodyBytes = d.MaxBodyBytes
-	}
-	for _, p := range []struct {
-		v   *time.Duration
-		def time.Duration
-	}{
-		{&o.ReadHeaderTimeout, d.ReadHeaderTimeout}, {&o.ReadTimeout, d.ReadTimeout}, {&o.WriteTimeout, d.WriteTimeout},
-		{&o.IdleTimeout, d.IdleTimeout}, {&o.ShutdownTimeout, d.ShutdownTimeout}, {&o.TierTimeout, d.TierTimeout},
-	} {
-		if *p.v == 0 {
-			*p.v = p.def
-		}
-	}
+	o.Addr = cmp.Or(o.Addr, d.Addr)
+	o.MaxBytes = cmp.Or(o.MaxBytes, d.MaxBytes)
+	o.DefaultTTL = cmp.Or(o.DefaultTTL, d.DefaultTTL)
+	o.MaxTTL = cmp.Or(o.MaxTTL, d.MaxTTL)
+	o.MaxKeyBytes = cmp.Or(o.MaxKeyBytes, d.MaxKeyBytes)
+	o.MaxBodyBytes = cmp.Or(o.MaxBodyBytes, d.MaxBodyBytes)
+	o.ReadHeaderTimeout = cmp.Or(o.ReadHeaderTimeout, d.ReadHeaderTimeout)
+	o.ReadTimeout = cmp.Or(o.ReadTimeout, d.ReadTimeout)
+	o.WriteTimeout = cmp.Or(o.WriteTimeout, d.WriteTimeout)
+	o.IdleTimeout = cmp.Or(o.IdleTimeout, d.IdleTimeout)
+	o.ShutdownTimeout = cmp.Or(o.ShutdownTimeout, d.ShutdownTimeout)
+	o.TierTimeout = cmp.Or(o.TierTimeout, d.TierTimeout)
 }

@@ -181,12 +181,7 @@ func TestServeDefaultValueLimit(t *testing.T) {
 // log prints the URL redacted.
 func TestServeRedisPasswordNotLogged(t *testing.T) {
 	checkLeaks(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String() // nothing listens there once closed
-	ln.Close()
+	closed := closedAddr(t)
 	addr, logs, stop := runServe(t, []string{"--addr", "127.0.0.1:0", "--max-bytes", "4MiB", "--log-format", "json",
 		"--redis", "redis://user:s3cret-pw@" + closed, "--redis-timeout", "50ms"}, nil)
 	if addr == "" {
@@ -214,4 +209,16 @@ func TestServeRedisURLRefused(t *testing.T) {
 			t.Errorf("--redis %s: exit %d; want 1\n%s", u, code, logs.String())
 		}
 	}
+}
+
+// closedAddr returns a loopback address nothing listens on (a port just
+// freed).
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
 }

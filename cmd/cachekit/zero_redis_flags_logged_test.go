@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net"
 	"strings"
 	"testing"
 )
@@ -14,12 +13,7 @@ import (
 // cleared?) or an empty prefix (the keys are not where the log says).
 func TestServeZeroRedisFlagsLoggedAsInEffect(t *testing.T) {
 	checkLeaks(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := ln.Addr().String() // nothing listens there once closed
-	ln.Close()
+	closed := closedAddr(t)
 	addr, logs, stop := runServe(t, []string{"--addr", "127.0.0.1:0", "--max-bytes", "4MiB", "--log-format", "json",
 		"--redis", closed, "--redis-timeout", "0", "--redis-degraded-ttl", "0", "--redis-prefix", ""}, nil)
 	code := stop()
