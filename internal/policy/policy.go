@@ -24,6 +24,8 @@ type Policy interface {
 	Replace(old, n *node.Node)
 	// Evict stops tracking and returns one node to evict while the
 	// tracked weight exceeds the maximum, or returns nil once it does not.
+	// Within the maximum it changes nothing, so an owner may skip it then
+	// (the cache does).
 	Evict() *node.Node
 	// Len returns the number of tracked nodes.
 	Len() int

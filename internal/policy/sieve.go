@@ -54,6 +54,17 @@ func (p *Sieve) Add(n *node.Node) {
 	n.Flags = 0
 	p.list.PushBack(n)
 	p.fresh = n
+	p.settle()
+}
+
+// settle ends the insertion once the weight is within the maximum, as
+// Evict does when it returns nil: an owner may skip that call (the cache
+// does), and an insertion left open would keep its entry out of the
+// hand's reach, and move where the hand rests, until the next Add.
+func (p *Sieve) settle() {
+	if p.list.Weight() <= p.max {
+		p.fresh = nil
+	}
 }
 
 // Access implements Policy.
@@ -69,6 +80,7 @@ func (p *Sieve) Remove(n *node.Node) {
 	}
 	p.list.Remove(n)
 	n.Queue = 0
+	p.settle()
 }
 
 // Replace implements Policy: n keeps old's place and counts as visited.
@@ -83,6 +95,7 @@ func (p *Sieve) Replace(old, n *node.Node) {
 		p.fresh = n
 	}
 	old.Queue = 0
+	p.settle()
 }
 
 // Evict implements Policy. The hand passes each entry at most twice.
@@ -112,6 +125,7 @@ func (p *Sieve) Evict() *node.Node {
 	}
 	p.list.Remove(v)
 	v.Queue = 0
+	p.settle()
 	return v
 }
 

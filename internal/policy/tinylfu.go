@@ -315,6 +315,7 @@ func (p *TinyLFU) Add(n *node.Node) {
 		p.setGhost(p.sim.ghost())
 	}
 	p.adapt(h)
+	p.settle()
 }
 
 // sketchFirstKeys is at most how many keys the sketch of a cache bounded
@@ -549,6 +550,7 @@ func (p *TinyLFU) Remove(n *node.Node) {
 	p.list(n.Queue).Remove(n)
 	p.weight -= uint64(n.Weight)
 	n.Queue = 0
+	p.settle()
 }
 
 // Replace implements Policy.
@@ -559,6 +561,7 @@ func (p *TinyLFU) Replace(old, n *node.Node) {
 	p.weight = p.weight - uint64(old.Weight) + uint64(n.Weight)
 	p.sketch.increment(p.hash(n))
 	p.touch(n)
+	p.settle()
 }
 
 // Evict implements Policy.
@@ -575,9 +578,9 @@ func (p *TinyLFU) Evict() *node.Node {
 		}
 		victim := p.mainVictim()
 		if victim != nil && p.admit(cand, victim) && p.roomFor(cand, victim) {
-			return p.drop(victim, cand)
+			return p.dropSettled(victim, cand)
 		}
-		return p.drop(cand, nil)
+		return p.dropSettled(cand, nil)
 	}
 	if p.weight <= p.max {
 		return nil
@@ -589,7 +592,33 @@ func (p *TinyLFU) Evict() *node.Node {
 	if v == nil {
 		return nil
 	}
-	return p.drop(v, nil)
+	return p.dropSettled(v, nil)
+}
+
+// dropSettled is drop followed by settle.
+func (p *TinyLFU) dropSettled(v, admitted *node.Node) *node.Node {
+	v = p.drop(v, admitted)
+	p.settle()
+	return v
+}
+
+// settle does what Evict does before it returns nil, once the weight is
+// within the maximum: the window's entries over its target enter probation
+// freely. An owner may skip that call (the cache does), and the window
+// would otherwise keep every entry added while the cache fills, reads of
+// them would promote none to protected nor count in the sketch (see
+// Access), and the first eviction would take the window's oldest entry,
+// however often it was read, with no main-space victim to compare.
+func (p *TinyLFU) settle() {
+	if p.weight > p.max {
+		return
+	}
+	for p.window.Weight() > p.windowMax && p.window.Len() > 0 {
+		n := p.window.Front()
+		p.window.Remove(n)
+		n.Queue = qProbation
+		p.probation.PushBack(n)
+	}
 }
 
 // drop finishes evicting v, unlinking it if it is still in a queue;
