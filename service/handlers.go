@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -409,18 +411,36 @@ func (s *Server) bodyError(w http.ResponseWriter, err error, tooLarge *apiError)
 
 var errTooLarge = errors.New("body too large")
 
+// maxPrealloc bounds the buffer readBody allocates for a body of known
+// length before any of it has arrived: the length is only the client's
+// claim, and with a large limit a claim of 100 GiB in a header would
+// otherwise be allocated at once (past the machine's memory, a fatal
+// error for the process, which no handler recovers).
+// A longer body's buffer doubles as the body arrives, up to its length.
+const maxPrealloc = 64 << 20
+
 // readBody appends the body to dst, failing with errTooLarge once more than
 // limit bytes were read (it reads at most about twice limit).
 func readBody(body io.Reader, dst []byte, limit int, contentLength int64) ([]byte, error) {
 	start := len(dst)
-	if contentLength > 0 && contentLength <= int64(limit) && cap(dst)-len(dst) <= int(contentLength) {
-		grown := make([]byte, len(dst), len(dst)+int(contentLength)+1)
+	// dst's length with a body of known length, plus a byte to see its
+	// end; 0 if unknown (or too long for a slice: its capacity overflowed).
+	want := 0
+	if contentLength > 0 && contentLength <= int64(limit) && contentLength < int64(math.MaxInt-start) {
+		want = start + int(contentLength) + 1
+	}
+	if want > cap(dst) {
+		grown := make([]byte, len(dst), min(want, start+maxPrealloc))
 		copy(grown, dst)
 		dst = grown
 	}
 	for {
 		if len(dst) == cap(dst) {
-			dst = append(dst, 0)[:len(dst)]
+			if want > len(dst) {
+				dst = slices.Grow(dst, min(max(len(dst), 512), want-len(dst)))
+			} else {
+				dst = append(dst, 0)[:len(dst)]
+			}
 		}
 		n, err := body.Read(dst[len(dst):cap(dst)])
 		dst = dst[:len(dst)+n]

@@ -262,11 +262,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // logLimited logs at most one message a second (tier errors can come at
-// the request rate).
+// the request rate). A last message stamped after now means the wall clock
+// was set back since: it logs then, rather than stay silent until the
+// clock is back at that stamp.
 func (s *Server) logLimited(msg string, args ...any) {
 	now := time.Now().UnixNano()
 	last := s.lastLog.Load()
-	if now-last < int64(time.Second) || !s.lastLog.CompareAndSwap(last, now) {
+	if since := now - last; since >= 0 && since < int64(time.Second) || !s.lastLog.CompareAndSwap(last, now) {
 		return
 	}
 	s.log.Warn(msg, args...)
