@@ -18,6 +18,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -29,6 +30,7 @@ import (
 	"time"
 
 	"github.com/cachekit/cachekit/bench/internal/hitratio"
+	benchreport "github.com/cachekit/cachekit/bench/internal/report"
 )
 
 func main() {
@@ -218,6 +220,8 @@ func measure(f *flags, args []string, stderr io.Writer) (hitratio.Report, error)
 }
 
 // writeTo writes to the named file, to stdout for "-", nowhere for "".
+// The file is written once it is complete (report.WriteFile), so a write
+// that fails leaves the previous one as it was.
 func writeTo(name string, stdout io.Writer, write func(io.Writer) error) error {
 	switch name {
 	case "":
@@ -225,20 +229,11 @@ func writeTo(name string, stdout io.Writer, write func(io.Writer) error) error {
 	case "-":
 		return write(stdout)
 	}
-	if dir := filepath.Dir(name); dir != "." {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	file, err := os.Create(name)
-	if err != nil {
+	var b bytes.Buffer
+	if err := write(&b); err != nil {
 		return err
 	}
-	if err := write(file); err != nil {
-		file.Close()
-		return err
-	}
-	return file.Close()
+	return benchreport.WriteFile(name, b.Bytes())
 }
 
 // command returns the command line that reproduces this run's report,

@@ -240,6 +240,21 @@ func RunJob(j Job) (Result, error) {
 	return res, nil
 }
 
+// ticks spreads a rate per second over ticks of a millisecond, carrying
+// the fractions over: a rate that is not a multiple of 1000 (or is below
+// it) is kept, not rounded down to whole operations per tick nor raised to
+// one per tick.
+type ticks int
+
+// add returns the operations of the next tick at rate per second.
+func (t *ticks) add(rate int) int {
+	const perSecond = int(time.Second / time.Millisecond)
+	*t += ticks(rate % perSecond)
+	n := rate/perSecond + int(*t)/perSecond
+	*t %= ticks(perSecond)
+	return n
+}
+
 // churnSink keeps the compiler from discarding the values of a churn
 // without a cache.
 var churnSink atomic.Pointer[[]byte]
@@ -252,7 +267,6 @@ func churn(c adapter.StringCache[[]byte], j Job, stop *atomic.Bool) uint64 {
 		return 0
 	}
 	const tick = time.Millisecond
-	perTick := max(1, j.ChurnRate/int(time.Second/tick))
 	var keys []string
 	if c != nil && j.Entries > 0 {
 		keys = make([]string, min(j.Entries, 1<<16))
@@ -262,9 +276,10 @@ func churn(c adapter.StringCache[[]byte], j Job, stop *atomic.Bool) uint64 {
 		}
 	}
 	var n uint64
+	var due ticks
 	next := time.Now()
 	for !stop.Load() {
-		for range perTick {
+		for range due.add(j.ChurnRate) {
 			v := newValue(int(n), j.ValueBytes)
 			if keys != nil {
 				c.Set(keys[n%uint64(len(keys))], v)
@@ -308,11 +323,11 @@ func request(i int) {
 // latency. It returns the requests done.
 func requests(rate int, h *histogram.Histogram, stop *atomic.Bool) uint64 {
 	const tick = time.Millisecond
-	perTick := max(1, rate/int(time.Second/tick))
 	var n uint64
+	var due ticks
 	next := time.Now()
 	for !stop.Load() {
-		for range perTick {
+		for range due.add(rate) {
 			t0 := time.Now()
 			request(int(n))
 			h.Record(time.Since(t0))

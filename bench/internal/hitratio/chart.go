@@ -1,11 +1,11 @@
 package hitratio
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -17,6 +17,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/cachekit/cachekit/bench/internal/report"
 )
 
 // A Chart is a line chart of hit ratio (%) against capacity, one line per
@@ -190,19 +192,16 @@ func (ch Chart) Write(w io.Writer, format string) error {
 	return err
 }
 
-// WriteFile draws the chart to a file, in the format its extension names.
+// WriteFile draws the chart to a file, in the format its extension names,
+// once it is drawn in full (report.WriteFile): a chart that fails leaves
+// the previous run's file as it was.
 func (ch Chart) WriteFile(path string) error {
 	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
-	f, err := os.Create(path)
-	if err != nil {
+	var b bytes.Buffer
+	if err := ch.Write(&b, format); err != nil {
 		return err
 	}
-	if err := ch.Write(f, format); err != nil {
-		f.Close()
-		os.Remove(path)
-		return err
-	}
-	return f.Close()
+	return report.WriteFile(path, b.Bytes())
 }
 
 func (ch Chart) plot() (*plot.Plot, error) {

@@ -158,7 +158,7 @@ func ReadmeSuite(r io.Reader) (map[string][]int, error) {
 			}
 			continue
 		}
-		if max(nameCol, capCol) >= len(cells) || strings.HasPrefix(cells[0], "---") {
+		if max(nameCol, capCol) >= len(cells) || slices.IndexFunc(cells, notDelimiter) < 0 {
 			continue
 		}
 		var caps []int
@@ -178,6 +178,14 @@ func ReadmeSuite(r io.Reader) (map[string][]int, error) {
 		return nil, fmt.Errorf("no suite table (a table with trace and capacities columns) found")
 	}
 	return out, nil
+}
+
+// notDelimiter reports whether a cell is not one of a table's delimiter
+// row: dashes, with a colon at either end to align the column ("---",
+// ":-:", "--:").
+func notDelimiter(cell string) bool {
+	c := strings.TrimSuffix(strings.TrimPrefix(cell, ":"), ":")
+	return c == "" || strings.Trim(c, "-") != ""
 }
 
 // CheckReadme compares s with the suite table of a traces README and

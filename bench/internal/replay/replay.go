@@ -42,7 +42,8 @@ var DefaultTraces = []Trace{
 	{"zipf-1.0001", 10000},
 }
 
-// ParseTraces parses "name@capacity,…".
+// ParseTraces parses "name@capacity,…". A trace at a capacity given twice
+// is refused: it would be replayed twice and its results mixed up.
 func ParseTraces(s string) ([]Trace, error) {
 	var out []Trace
 	for f := range strings.SplitSeq(s, ",") {
@@ -50,6 +51,9 @@ func ParseTraces(s string) ([]Trace, error) {
 		n, err := strconv.Atoi(c)
 		if !ok || name == "" || err != nil || n < 1 {
 			return nil, fmt.Errorf("bad trace %q (want name@capacity)", f)
+		}
+		if slices.Contains(out, Trace{name, n}) {
+			return nil, fmt.Errorf("trace %s@%d given twice", name, n)
 		}
 		out = append(out, Trace{name, n})
 	}

@@ -251,7 +251,11 @@ func WriteFile(name string, data []byte) error {
 		os.Remove(f.Name())
 		return err
 	}
-	return os.Rename(f.Name(), name)
+	if err := os.Rename(f.Name(), name); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
 }
 
 // WriteJSON writes v as indented JSON to name (see WriteFile).

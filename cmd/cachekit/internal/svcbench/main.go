@@ -182,9 +182,10 @@ func (p *phase) decode() error {
 	if err := json.Unmarshal(p.Stats, &p.stats); err != nil {
 		return fmt.Errorf("%s: stats: %w", p.Name, err)
 	}
-	// Requests served by the server: the counted ones, the warm-up's and
-	// the read-your-writes reads.
-	n := float64(p.report.Requests + p.report.WarmupRequests)
+	// Requests served by the server: the counted ones that were sent (not
+	// those of a paced run that were due but never sent, which Requests
+	// also counts), the warm-up's and the read-your-writes reads.
+	n := float64(p.report.Requests - p.report.NotSent + p.report.WarmupRequests)
 	if p.report.RYW != nil {
 		n += float64(p.report.RYW.Checks)
 	}
