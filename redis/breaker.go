@@ -100,7 +100,7 @@ func (b *breaker) allow() (ticket, bool) {
 		// A clock that stepped back since the breaker opened (an
 		// injected Clock) lets the probe through at once, rather than
 		// keeping the breaker open for the size of the step.
-		if el := b.now().Sub(b.openedAt); el >= b.openFor || el < 0 {
+		if el := b.nowLocked().Sub(b.openedAt); el >= b.openFor || el < 0 {
 			b.set(BreakerHalfOpen)
 			t = b.current()
 			b.unlock(BreakerOpen, BreakerHalfOpen)
@@ -163,9 +163,24 @@ func (b *breaker) neutral(t ticket) {
 	b.mu.Unlock()
 }
 
+// nowLocked is now for a caller that holds b.mu: if the Clock panics, it
+// releases b.mu (and the panic goes on), or every later call that found the
+// breaker open, and every failure reported, would wait for it for ever.
+func (b *breaker) nowLocked() time.Time {
+	done := false
+	defer func() {
+		if !done {
+			b.mu.Unlock()
+		}
+	}()
+	now := b.now()
+	done = true
+	return now
+}
+
 // open opens the breaker. The caller holds b.mu.
 func (b *breaker) open() {
-	b.openedAt = b.now()
+	b.openedAt = b.nowLocked()
 	b.failures.Store(0)
 	b.opens.Add(1)
 	b.set(BreakerOpen)

@@ -281,6 +281,13 @@ type clientPanic struct {
 
 func (p *clientPanic) Error() string { return fmt.Sprintf("redis: recovered panic: %v", p.value) }
 
+// isPanic reports whether err is a panic that recovered turned into an
+// error.
+func isPanic(err error) bool {
+	var p *clientPanic
+	return errors.As(err, &p)
+}
+
 // recovered runs f, on one of the package's own goroutines, and returns
 // the panic f raised, if any, as a *clientPanic.
 func recovered(f func() error) (err error) {
@@ -293,14 +300,17 @@ func recovered(f func() error) (err error) {
 }
 
 // report tells the breaker how a Redis call, admitted with tk, went. A
-// call that ended because ctx (the caller's) ended tells nothing; a reply
-// from the server counts as success unless it says the server cannot
-// serve (unavailableReply: LOADING, BUSY, CLUSTERDOWN and the like).
+// call that ended because ctx (the caller's) ended tells nothing, nor does
+// one that panicked on one of the package's own goroutines (its error is
+// the *clientPanic that recovered returned), as for a panic that call lets
+// go on; a reply from the server counts as success unless it says the
+// server cannot serve (unavailableReply: LOADING, BUSY, CLUSTERDOWN and the
+// like).
 func (c *core) report(ctx context.Context, tk ticket, err error) {
 	switch {
 	case err == nil || errors.Is(err, goredis.Nil):
 		c.brk.success(tk)
-	case ctx.Err() != nil:
+	case ctx.Err() != nil || isPanic(err):
 		c.brk.neutral(tk)
 	case isServerReply(err) && !unavailableReply(err):
 		c.brk.success(tk)

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"runtime"
@@ -210,13 +211,21 @@ func ClientDefaults(o *goredis.UniversalOptions) *goredis.UniversalOptions {
 }
 
 // checkClient refuses a go-redis client that would let a call outlive its
-// context's deadline, or read from replicas.
+// context's deadline, or read from replicas, and a nil pointer of a
+// go-redis client type (a typed nil: the interface is not nil, but its
+// methods would panic).
 func checkClient(c goredis.UniversalClient) error {
 	var enabled bool
 	switch cl := c.(type) {
 	case *goredis.Client:
+		if cl == nil {
+			return fmt.Errorf("Client is a nil %T", cl)
+		}
 		enabled = cl.Options().ContextTimeoutEnabled
 	case *goredis.ClusterClient:
+		if cl == nil {
+			return fmt.Errorf("Client is a nil %T", cl)
+		}
 		enabled = cl.Options().ContextTimeoutEnabled
 		if o := cl.Options(); o.ReadOnly || o.RouteByLatency || o.RouteRandomly {
 			// An instance re-reads a key as soon as another's
@@ -226,6 +235,9 @@ func checkClient(c goredis.UniversalClient) error {
 			return errors.New("the cluster client must read from the masters (ReadOnly, RouteByLatency and RouteRandomly send reads to replicas, which lag behind invalidations)")
 		}
 	case *goredis.Ring:
+		if cl == nil {
+			return fmt.Errorf("Client is a nil %T", cl)
+		}
 		enabled = cl.Options().ContextTimeoutEnabled
 	default:
 		return nil
@@ -301,6 +313,11 @@ func (o *Options[V]) resolve() error {
 		}
 		for o.Local.TTL > 0 && scaleDuration(o.Local.TTL, stretch) > o.TTL {
 			o.Local.TTL--
+		}
+		if o.Local.TTL == 0 {
+			// No lifetime fits (a TTL of a nanosecond, stretched): zero
+			// would mean values never go stale in L1.
+			return bad("TTL (%v) is too short for Local.TTLJitter (%v): no Local.TTL fits within it", o.TTL, o.Local.TTLJitter)
 		}
 	}
 	if scaleDuration(o.Local.TTL, stretch) > o.TTL {

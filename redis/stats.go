@@ -1,6 +1,7 @@
 package redis
 
 import (
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -25,8 +26,25 @@ func (s *counters) observeRead(d time.Duration) {
 }
 
 func (s *counters) observeLag(d time.Duration) {
-	s.lagNanos.Add(uint64(max(d, 0)))
+	addSaturating(&s.lagNanos, uint64(max(d, 0)))
 	maxStore(&s.lagMax, uint64(max(d, 0)))
+}
+
+// addSaturating adds v to a, stopping at the largest Duration: a sender
+// whose clock is far behind (never set: at 1970) makes each of its
+// invalidations decades late, and a few of them would otherwise wrap
+// InvalidationLag to a negative Duration.
+func addSaturating(a *atomic.Uint64, v uint64) {
+	for {
+		cur := a.Load()
+		next := cur + v
+		if next < cur || next > math.MaxInt64 {
+			next = math.MaxInt64
+		}
+		if next == cur || a.CompareAndSwap(cur, next) {
+			return
+		}
+	}
 }
 
 func maxStore(a *atomic.Uint64, v uint64) {
