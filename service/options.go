@@ -181,9 +181,9 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.DefaultTTL, "default-ttl", o.DefaultTTL, "TTL of entries written without one (negative: no expiry)")
 	fs.DurationVar(&o.MaxTTL, "max-ttl", o.MaxTTL, "longest TTL a request may ask for")
 	fs.Var(intSizeFlag{&o.MaxKeyBytes}, "max-key-bytes", "longest key accepted (at most 65535)")
-	fs.Var(intSizeFlag{&o.MaxValueBytes}, "max-value-bytes", "largest value accepted (a PUT body or one POSTed entry)")
+	fs.Var(intSizeFlag{&o.MaxValueBytes}, "max-value-bytes", "largest value accepted (a PUT body or one POSTed entry); 0: 1 MiB, halved until it fits max-bytes")
 	fs.Var(sizeFlag{&o.MaxBodyBytes}, "max-body-bytes", "largest POST /v1/entries body")
-	fs.Var(intSizeFlag{&o.MaxHeaderBytes}, "max-header-bytes", "largest request line and headers; unless set, raised to 3 × max-key-bytes + 4 KiB if that is larger")
+	fs.Var(intSizeFlag{&o.MaxHeaderBytes}, "max-header-bytes", "largest request line and headers; 0: 64 KiB, or 3 × max-key-bytes + 4 KiB if that is larger")
 	fs.DurationVar(&o.ReadHeaderTimeout, "read-header-timeout", o.ReadHeaderTimeout, "time allowed to read a request's headers")
 	fs.DurationVar(&o.ReadTimeout, "read-timeout", o.ReadTimeout, "time allowed to read a whole request")
 	fs.DurationVar(&o.WriteTimeout, "write-timeout", o.WriteTimeout, "time allowed to write a response")
@@ -193,10 +193,15 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 }
 
 // DefaultOptions returns Options with every default filled in, for
-// RegisterFlags to show them.
+// RegisterFlags to show them, except MaxValueBytes and MaxHeaderBytes:
+// their defaults depend on other limits (MaxBytes, MaxKeyBytes), so they
+// stay 0 and New fits them to the limits given. Filled in, they would be
+// the values of the default limits, and a flag raising MaxKeyBytes or
+// lowering MaxBytes would make New refuse them.
 func DefaultOptions() Options {
 	o, _ := Options{}.withDefaults()
 	o.Logger = nil
+	o.MaxValueBytes, o.MaxHeaderBytes = 0, 0
 	return o
 }
 

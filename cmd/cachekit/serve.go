@@ -139,17 +139,9 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 		}
 		o.Tier = tier.tier
 	}
-	defaultValueLimit := !set["max-value-bytes"] || o.MaxValueBytes == 0
-	if defaultValueLimit {
-		// The server's default, which it lowers if --max-bytes is too
-		// small for it (service.Options.MaxValueBytes).
-		o.MaxValueBytes = 0
-	}
-	if !set["max-header-bytes"] {
-		// The server's default, which it raises if --max-key-bytes needs
-		// it (service.Options.MaxHeaderBytes).
-		o.MaxHeaderBytes = 0
-	}
+	// Zero, unless given: the server's default, which it lowers if
+	// --max-bytes is too small for it (service.DefaultOptions).
+	defaultValueLimit := o.MaxValueBytes == 0
 	s, err := service.New(o)
 	if err != nil {
 		if tier != nil {
