@@ -738,17 +738,26 @@ func (c *cache[K, V]) afterRead(e *entry[K, V]) {
 	}
 	switch c.reads.Add(e, s) {
 	case buffer.Full:
-		// A pass empties the stripe: queue the read after it, rather than
-		// drop it. Dropped only if no pass ran (another is underway), and
-		// then counted here.
-		if c.readerPass() && c.reads.Add(e, s) == buffer.Added {
-			return
-		}
-		c.reads.Inc(s)
+		c.readAfterPass(e, s)
 	case buffer.Contended:
 		c.reads.Inc(s)
 		c.contended()
 	}
+}
+
+// readAfterPass queues a read whose stripe s was full after a pass, which
+// empties the stripe, rather than drop it. Dropped only if no pass ran
+// (another is underway), or if an OnEvict call of the pass panicked, and
+// then counted here: the Get found its entry, and Stats counts the hit
+// even if the panic goes on to the Get's caller (as a Set is counted).
+func (c *cache[K, V]) readAfterPass(e *entry[K, V], s uint64) {
+	queued := false
+	defer func() {
+		if !queued {
+			c.reads.Inc(s)
+		}
+	}()
+	queued = c.readerPass() && c.reads.Add(e, s) == buffer.Added
 }
 
 // Peek returns the value stored for key like Get, but neither counts it in
@@ -889,14 +898,15 @@ func (c *cache[K, V]) set(key K, value V, ttl time.Duration) bool {
 
 // reportThenRetry reports the value that an in-place Set of key replaced
 // (prev), then, after a maintenance pass, queues the access to old that
-// found its stripe full, and counts the Set: both even if OnEvict panics.
+// found its stripe full, and counts the Set: both even if OnEvict panics,
+// and the count even if it panics in the pass.
 func (c *cache[K, V]) reportThenRetry(key K, prev V, old *entry[K, V], p uint64) {
 	defer func() {
 		r := buffer.Full
+		defer func() { c.countInPlace(r, p) }()
 		if c.readerPass() {
 			r = c.reads.Add(old, c.stripe(p))
 		}
-		c.countInPlace(r, p)
 	}()
 	if c.onEvict != nil {
 		c.onEvict(key, prev, CauseReplaced)
@@ -985,8 +995,10 @@ func (c *cache[K, V]) removedThen(e *entry[K, V], cause Cause, p uint64, queue b
 
 // removed counts and reports an entry that a caller's operation removed
 // from the index; an entry that had already expired is reported as expired.
+// The clock is read only for an entry with a TTL: the removal of one
+// without is reported even if the Clock panics.
 func (c *cache[K, V]) removed(e *entry[K, V], cause Cause, p uint64) {
-	if e.expired(c.now()) {
+	if e.expiredAt(c) {
 		cause = CauseExpired
 	}
 	switch cause {
@@ -1009,6 +1021,7 @@ func (c *cache[K, V]) removed(e *entry[K, V], cause Cause, p uint64) {
 // length spares every writer a read of the queue's head, a cache line
 // that the maintenance pass writes at every record it takes.
 func (c *cache[K, V]) afterWrite(ev event[K, V]) {
+	var pend []removal[K, V]
 	for {
 		pos, ok := c.writes.PushAt(ev)
 		if ok {
@@ -1016,6 +1029,9 @@ func (c *cache[K, V]) afterWrite(ev event[K, V]) {
 				// Before the maintenance below, whose OnEvict calls may
 				// take any time: the fast clock must run meanwhile.
 				c.noteTTL()
+			}
+			if pend != nil {
+				c.report(pend)
 			}
 			if (pos+1)%uint64(c.writeBatch) == 0 {
 				c.maintain(false)
@@ -1025,8 +1041,14 @@ func (c *cache[K, V]) afterWrite(ev event[K, V]) {
 		// The queue is full: drain it rather than drop a write. If another
 		// goroutine is draining it, yield to it rather than sleep on the
 		// lock: a sleeping writer leaves its core idle while the drain
-		// runs on the other, and is woken late.
-		if !c.maintain(false) {
+		// runs on the other, and is woken late. The drain's removals are
+		// reported once ev is queued: an OnEvict that panicked before
+		// would lose it, and the entry, in the index but unknown to the
+		// policy, would never be evicted.
+		if c.mu.TryLock() {
+			vb, p := c.passLocked()
+			pend = c.dropVictims(vb, append(pend, p...))
+		} else {
 			runtime.Gosched()
 		}
 	}
