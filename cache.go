@@ -101,9 +101,13 @@ type cache[K comparable, V any] struct {
 	// callbacks (which may take any time). Readers then take the time
 	// themselves.
 	selfClock atomic.Int32
-	spreadAt  atomic.Int64 // the earliest time (as now) of the next spread
-	ttlUsed   atomic.Bool  // entries with a TTL may exist: keep the fast clock
-	wake      chan struct{}
+	spreadAt  atomic.Int64 // the earliest time (as born) of the next spread
+	// born is the machine's time (monotonic) when the cache was created:
+	// the origin of spreadAt, which an injected Clock must not move (one
+	// set in the future would make every spread wait for it).
+	born    time.Time
+	ttlUsed atomic.Bool // entries with a TTL may exist: keep the fast clock
+	wake    chan struct{}
 
 	reads *buffer.Striped[entry[K, V]]
 	// recordReads turns on once the policy is half full. Before that no
@@ -346,10 +350,11 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		c.segs[i].tab = &c.tabs[i]
 		c.segs[i].init(perSeg, share, hash)
 	}
+	c.born = time.Now()
 	if c.clock != nil {
 		c.start = c.clock.Now()
 	} else {
-		c.start = time.Now()
+		c.start = c.born
 	}
 	switch {
 	case opts.MaxEntries > 0:
@@ -643,11 +648,11 @@ func (c *cache[K, V]) stripe(probe uint64) uint64 {
 // running than stripes, or taking turns on one core) do not keep the
 // read-mostly line of probeMul moving.
 func (c *cache[K, V]) contended() {
-	c.spread(int64(time.Since(c.start)))
+	c.spread(int64(time.Since(c.born)))
 }
 
 // spread changes probe's multiplier, unless it changed less than
-// spreadPeriod before now (nanoseconds since c.start).
+// spreadPeriod before now (nanoseconds since c.born).
 func (c *cache[K, V]) spread(now int64) {
 	next := c.spreadAt.Load()
 	if now < next || !c.spreadAt.CompareAndSwap(next, now+spreadPeriod) {
