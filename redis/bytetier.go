@@ -322,7 +322,8 @@ func (t *ByteTier) incompatible(key []byte, err error) {
 }
 
 // Set stores value under key for ttl (negative: no expiry; zero is an
-// error) and publishes key's invalidation, in one round trip. If the write
+// error; under a millisecond, the smallest TTL Redis keeps, a millisecond)
+// and publishes key's invalidation, in one round trip. If the write
 // succeeds but the publication fails, the error says so: other instances
 // may keep their old copies. After Close, Set returns ErrClosed; Close
 // waits for the Sets in flight.

@@ -330,8 +330,13 @@ func ceilMilliseconds(d time.Duration) int64 {
 // variable so that tests can skew it).
 var wallClock = time.Now
 
-// expiresAt returns the Unix millisecond time ttl from now.
-func expiresAt(ttl time.Duration) int64 { return wallClock().Add(ttl).UnixMilli() }
+// expiresAt returns the Unix millisecond time ttl from now, rounded down,
+// with ttl at least a millisecond: the expiry must fall after the current
+// millisecond, or Redis deletes the key at once (the value it held with
+// it) while the SET succeeds, as it did for a TTL under a millisecond.
+func expiresAt(ttl time.Duration) int64 {
+	return wallClock().Add(max(ttl, time.Millisecond)).UnixMilli()
+}
 
 // writeAndPublish writes env to key's Redis entry (to expire at the time
 // the envelope holds) and publishes key's invalidation, in one round trip.

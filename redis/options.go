@@ -80,7 +80,8 @@ type Options[V any] struct {
 	// value types must use different prefixes. Default DefaultPrefix.
 	Prefix string
 
-	// TTL is the time to live of values in Redis. Default DefaultTTL
+	// TTL is the time to live of values in Redis (under a millisecond,
+	// the smallest TTL Redis keeps, a millisecond). Default DefaultTTL
 	// (10 minutes); negative values are invalid.
 	TTL time.Duration
 

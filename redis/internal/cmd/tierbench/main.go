@@ -91,6 +91,9 @@ func main() {
 }
 
 func run() error {
+	if err := checkFlags(); err != nil {
+		return err
+	}
 	bin, err := redistest.Binary()
 	if err != nil {
 		return err
@@ -257,6 +260,36 @@ func run() error {
 		return err
 	}
 	return invalidation(newClient, value)
+}
+
+// checkFlags refuses the flag values that would leave a table without a
+// sample, the readers without keys or the client without a pool (each a
+// panic once the run was under way, after the passes before it), the
+// readers stuck (an infinite -zipf: rand.Zipf never returns), or the
+// throughputs without a time.
+func checkFlags() error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"read-rounds", *readRounds}, {"goroutines", *goroutines}, {"keys", *keys},
+		{"stampede", *stampedeN}, {"rounds", *rounds}, {"invalidations", *invalidations},
+	} {
+		if f.v < 1 {
+			return fmt.Errorf("-%s must be at least 1, got %d", f.name, f.v)
+		}
+	}
+	switch {
+	case *duration <= 0:
+		return fmt.Errorf("-duration must be positive, got %v", *duration)
+	case !(*zipfS > 1) || math.IsInf(*zipfS, 1):
+		return fmt.Errorf("-zipf must be more than 1 and finite, got %v", *zipfS)
+	case *valueSize < 0:
+		return fmt.Errorf("-value must not be negative, got %d", *valueSize)
+	case *poolSize < 0:
+		return fmt.Errorf("-pool must not be negative, got %d", *poolSize)
+	}
+	return nil
 }
 
 // invalidation times how long a change made through one instance takes to
