@@ -11,8 +11,8 @@ import (
 
 // MaxInitialCapacity is the largest Options.InitialCapacity: 2^32 on 64-bit
 // platforms, where room for that many entries is an index of tens of GiB
-// already, and 2^26 on 32-bit ones. A larger value is a mistake, reported
-// as one rather than tried.
+// already, and 2^26-1 (math.MaxInt>>5) on 32-bit ones. A larger value is
+// a mistake, reported as one rather than tried.
 const MaxInitialCapacity = min(1<<32, math.MaxInt>>5)
 
 // Options configures a Cache. The zero value is a valid configuration: an

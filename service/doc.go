@@ -31,8 +31,9 @@
 // checked before anything is stored: one bad message stores nothing.
 //
 // Every error is a JSON object {"error": "...", "status": N}: 400 for a bad
-// key, TTL or body (malformed or trailing JSON, a body that is not UTF-8, a
-// message without id or entry, an unknown field), 404 for an unknown path
+// key, TTL, Content-Type (a PUT's, over 255 bytes) or body (malformed or
+// trailing JSON, a body that is not UTF-8, a message without id or entry,
+// an unknown field), 404 for an unknown path
 // or a missing entry, 405 (with an Allow header) for a method a path does
 // not support, 408 for a body not received within ReadTimeout, 413 for a
 // value over MaxValueBytes or a POST body over MaxBodyBytes, 415 for a POST
@@ -41,7 +42,11 @@
 // bug (a recovered panic, which is logged and counted) or a value written to
 // Server.Store directly in another form than EncodeValue's (logged). A
 // failed request changes nothing (but that DELETE, which has deleted the
-// key from this instance).
+// key from this instance). A request that net/http refuses before the
+// server sees it gets net/http's plain-text answer instead: a malformed
+// request line or header, or a path with an invalid percent-escape (a key
+// holding a raw "%" that is not escaped as %25), is a 400, and headers over
+// MaxHeaderBytes a 431.
 //
 // # Consistency
 //
