@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/cachekit/cachekit/cmd/cachekit/internal/load"
@@ -124,32 +127,24 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 	if *live {
 		o.Live, o.LiveTerminal = stderr, terminal
 	}
-	// The JSON report's file is created before the run, as the profile's
-	// is: a path that cannot be written fails now, not after the run.
-	var jsonFile *os.File
+	// The JSON report's path is checked before the run, as the profile's
+	// is: a path that cannot be written fails now, not after the run. The
+	// report replaces the file once written in full (writeFileAtomic), so
+	// a run that fails leaves an earlier report as it was.
 	if *jsonOut != "" && *jsonOut != "-" {
-		f, err := os.Create(*jsonOut)
-		if err != nil {
+		if err := checkWritable(*jsonOut); err != nil {
 			fmt.Fprintf(stderr, "cachekit load: %v\n", err)
 			return 1
 		}
-		defer f.Close()
-		jsonFile = f
 	}
 	stopProfile, ok := startProfile(stderr)
 	if !ok {
-		if jsonFile != nil {
-			os.Remove(*jsonOut)
-		}
 		return 1
 	}
 	rep, err := load.Run(ctx, o)
 	stopProfile()
 	if err != nil {
 		fmt.Fprintf(stderr, "cachekit %v\n", err)
-		if jsonFile != nil {
-			os.Remove(*jsonOut) // no report: leave no empty file
-		}
 		return 2
 	}
 	if *jsonOut != "-" {
@@ -159,11 +154,16 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 		}
 	}
 	if *jsonOut != "" {
-		var w io.Writer = stdout
-		if jsonFile != nil {
-			w = jsonFile
+		var err error
+		if *jsonOut == "-" {
+			err = rep.WriteJSON(stdout)
+		} else {
+			var buf bytes.Buffer
+			if err = rep.WriteJSON(&buf); err == nil {
+				err = writeFileAtomic(*jsonOut, buf.Bytes())
+			}
 		}
-		if err := rep.WriteJSON(w); err != nil {
+		if err != nil {
 			fmt.Fprintf(stderr, "cachekit load: writing the JSON report: %v\n", err)
 			return 1
 		}
@@ -175,6 +175,24 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 		return 1
 	}
 	return 0
+}
+
+// checkWritable reports why writeFileAtomic could not write name, if it
+// can tell now: name is a directory, or no file can be created beside it.
+func checkWritable(name string) error {
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory", name)
+	}
+	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // not the temporary file's name
+		}
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // isTerminal reports whether f is a character device (a terminal).

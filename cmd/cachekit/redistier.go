@@ -70,10 +70,18 @@ func redactURL(s string) string {
 		return s
 	}
 	u, err := url.Parse(s)
-	if err != nil {
+	if err != nil || strayAt(u) {
 		return "(an unparsable URL)"
 	}
 	return u.Redacted()
+}
+
+// strayAt reports whether u has an '@' outside its user information, which
+// Redacted would show as it is: the password of another URL run into this
+// one ("h1:6379,redis://:password@h2", "redis://h1/0,redis://:password@h2"
+// for a list of URLs), which url.Parse takes for an opaque part or a path.
+func strayAt(u *url.URL) bool {
+	return strings.Contains(u.Opaque+u.Path+u.RawPath+u.RawQuery+u.Fragment, "@")
 }
 
 // redisTier is the Redis second tier of a server and its client.
@@ -88,7 +96,7 @@ func (rf *redisFlags) open(log *slog.Logger) (*redisTier, error) {
 	var uo goredis.UniversalOptions
 	if strings.Contains(rf.addrs, "://") {
 		pu, err := url.Parse(rf.addrs)
-		if err != nil {
+		if err != nil || strayAt(pu) {
 			// url.Parse's errors quote the part they stop at, which
 			// may be the password's beginning (a '/', '?' or '#' in it
 			// ends the host; a bad escape): give none of it.

@@ -220,13 +220,19 @@ func (s *rawSender) roundTrip(deadline time.Time, keep bool, dst []byte) (status
 		return 0, dst, false, err
 	}
 	limit := len(dst) + s.maxKeep // the longest dst may grow
-	if _, err := s.conn.Write(s.wbuf); err != nil {
-		return 0, dst, false, err
-	}
+	// A server may answer before it has read the whole request, and close
+	// the connection: a 413 for a body over its limit. The rest of the
+	// body then cannot be written, but the answer can still be read, and
+	// it tells why the request failed better than the write's error
+	// (broken pipe) does. Without an answer, the write's error stands.
+	_, werr := s.conn.Write(s.wbuf)
 	var line []byte
 	for {
 		line, err = s.readLine()
 		if err != nil {
+			if werr != nil && len(line) == 0 {
+				return 0, dst, false, werr
+			}
 			return 0, dst, len(line) > 0, err
 		}
 		started = true
@@ -286,7 +292,7 @@ func (s *rawSender) roundTrip(deadline time.Time, keep bool, dst []byte) (status
 		if err != nil {
 			return 0, dst, true, err
 		}
-		if closeConn {
+		if closeConn || werr != nil {
 			s.close()
 		}
 		return status, dst, true, nil

@@ -68,11 +68,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if r.scheme != "http" {
 		// net/http for https: one client for the requests, another for
-		// the RYW reads, so that those use other connections.
+		// the RYW reads, so that those use other connections. They follow
+		// no redirect, as the built-in client: a write answered with one
+		// stored nothing, and following it (a 302 as a GET of another
+		// page) would count it as a success.
 		for _, c := range []**http.Client{&r.defaultClient, &r.defaultRYWClient} {
 			tr := newTransport(o.Concurrency)
 			defer tr.CloseIdleConnections()
-			*c = &http.Client{Transport: tr}
+			*c = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			}}
 		}
 	}
 	if o.RYW {
@@ -662,7 +667,11 @@ func (rec *recorder) count(j job, out outcome, warm bool) bool {
 		c.intervalErrors++
 	}
 	if warm {
-		c.warmup++
+		// WarmupRequests counts the requests sent in the warm-up: one
+		// due then but never sent is left out of every count.
+		if out.errKind != kindNotSent {
+			c.warmup++
+		}
 		return false
 	}
 	c.requests++

@@ -149,7 +149,9 @@ type Options struct {
 	// with one connection per worker for its requests and another for its
 	// checks (it costs about half the CPU of net/http's client, which
 	// matters when the generator shares the machine with the server); for
-	// https URLs, net/http clients with their own transports.
+	// https URLs, net/http clients with their own transports. Neither
+	// default follows redirects: a redirected read counts as a success, a
+	// redirected write as a failure.
 	Client    *http.Client
 	RYWClient *http.Client
 	// Clock schedules and timestamps requests. Default: the real clock.

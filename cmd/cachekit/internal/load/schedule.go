@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -122,7 +123,14 @@ func (s *scheduler) next(now time.Time) (job, bool) {
 	j := job{seq: s.seq}
 	if s.interval > 0 {
 		first := s.seq - s.seq%int64(s.o.Group)
-		j.intended = s.start.Add(time.Duration(float64(first) * s.interval))
+		// At the lowest rates the offset can exceed a time.Duration (292
+		// years), whose conversion would wrap round to a moment before
+		// the start: such a job is due at the latest moment there is.
+		offset := time.Duration(math.MaxInt64)
+		if f := float64(first) * s.interval; f < math.MaxInt64 {
+			offset = time.Duration(f)
+		}
+		j.intended = s.start.Add(offset)
 		if !s.cutoff.IsZero() && !j.intended.Before(s.cutoff) {
 			return job{}, false
 		}
