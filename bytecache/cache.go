@@ -124,14 +124,18 @@ func (c *Cache) shardOf(h uint64) *shard { return &c.shards[h>>c.shift] }
 
 // Set stores a copy of key and value; the caller may modify both afterwards.
 // The entry expires ttl after now; ttl == 0 means Options.DefaultTTL and a
-// negative ttl means it never expires. Setting a key replaces its entry and
-// makes it the newest in its shard. To make room, Set evicts the oldest
-// entries of the shard.
+// negative ttl means it never expires, as does an entry whose expiry would
+// fall past the year 2262 (beyond Unix nanoseconds). Setting a key replaces
+// its entry and makes it the newest in its shard. To make room, Set evicts
+// the oldest entries of the shard.
 //
-// Set returns ErrKeyTooLarge or ErrValueTooLarge (wrapped) for an entry it
-// cannot store, leaving any previous entry for key in place, and ErrClosed
-// after Close.
+// Set returns ErrClosed after Close, whatever it is given; otherwise
+// ErrKeyTooLarge or ErrValueTooLarge (wrapped) for an entry it cannot
+// store, leaving any previous entry for key in place.
 func (c *Cache) Set(key, value []byte, ttl time.Duration) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
 	if len(key) > c.cf.maxKey {
 		return fmt.Errorf("%w: %d bytes, at most %d", ErrKeyTooLarge, len(key), c.cf.maxKey)
 	}
@@ -147,15 +151,15 @@ func (c *Cache) Set(key, value []byte, ttl time.Duration) error {
 	if hasExp {
 		n := now.get()
 		exp = n + int64(ttl)
-		if exp < n { // overflow (ttl > 0): far enough in the future
-			exp = noExpiry
+		if exp < n {
+			// Past the year 2262, the last instant a Unix nanosecond
+			// time (and the clock) can tell: the entry never expires,
+			// and All says so rather than give it that year.
+			exp, hasExp = 0, false
 		}
 	}
 	if size := headerLen(len(key), len(value), hasExp) + len(key) + len(value); size > int(c.cf.ringSize) {
 		return fmt.Errorf("%w: entry of %d bytes with its key, a shard holds %d", ErrValueTooLarge, size, c.cf.ringSize)
-	}
-	if c.closed.Load() {
-		return ErrClosed
 	}
 	h := c.hash.sum(key)
 	sh := c.shardOf(h)

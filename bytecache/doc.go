@@ -65,8 +65,10 @@
 //
 // Entries may have a TTL (Options.DefaultTTL, or per Set). An entry expires
 // at the instant Set's time plus its TTL and is never returned from then
-// on. Expired entries are removed when read, by Delete, by Len, or when the
-// ring comes round to them; there is no background goroutine.
+// on, except by an All or SaveTo begun before: they read the clock once,
+// when they start, and judge every entry by that time. Expired entries are
+// removed when read, by Delete, by Len, or when the ring comes round to
+// them; there is no background goroutine.
 //
 // # Concurrency and ownership
 //

@@ -17,7 +17,9 @@ const iterBatch = 64 << 10
 
 // All returns an iterator over the live entries, shard by shard, oldest
 // first within a shard. The slices of an Entry are valid only during the
-// call to yield; copy them to keep them.
+// call to yield; copy them to keep them. Entries are live at the time the
+// iteration starts (Options.Now is read once): a slow yield may see an
+// entry that has expired since.
 //
 // All copies a batch of entries under a shard's lock and calls yield
 // without any lock held, so yield may use the cache. It is not a snapshot:

@@ -307,7 +307,13 @@ func (c *Cache[K, V]) runProbe(ctx context.Context, f *flight[K, V]) (next conte
 		pe := &PanicError{Goexit: true, Stack: debug.Stack()}
 		c.finish(f, outcome[V]{kind: abandoned, err: pe}, c.now())
 	}()
-	next, v, ttl, found = c.probe.Probe(ctx, f.key)
+	// The probe's context names f's key as being loaded by this call
+	// chain, as a loader's does: a probe that asks the cache for it
+	// (directly, or through a load it waits for) gets ErrReentrant
+	// instead of waiting for itself, with the key's other callers behind
+	// it, until its context ends.
+	pctx := context.WithValue(ctx, chainKey[K, V]{c}, &chain[K, V]{flights: []*flight[K, V]{f}, parent: chainOf(ctx, c)})
+	next, v, ttl, found = c.probe.Probe(pctx, f.key)
 	returned = true
 	if next == nil {
 		next = ctx

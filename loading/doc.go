@@ -89,12 +89,13 @@
 //     the keys load normally afterwards. So does a Weigher that panics
 //     while a loaded value is stored, and a Prober that calls
 //     runtime.Goexit (a Prober's panic counts as not found).
-//   - A loader that asks the cache for a key that its own call chain is
-//     loading gets ErrReentrant at once instead of waiting for itself. A
-//     cycle through loads started by unrelated callers (A's load waits for
-//     B's, whose loader asks for A), or through a background reload (which
-//     nobody waits for, so it starts a chain of its own), is not detected;
-//     each waiter's context and LoadTimeout bound it.
+//   - A loader (or Prober) that asks the cache for a key that its own
+//     call chain is loading gets ErrReentrant at once instead of waiting
+//     for itself. A cycle through loads started by unrelated callers
+//     (A's load waits for B's, whose loader asks for A), or through a
+//     background reload (which nobody waits for, so it starts a chain of
+//     its own), is not detected; each waiter's context and LoadTimeout
+//     bound it.
 //   - Loaders run on goroutines of the cache with a context derived from
 //     context.WithoutCancel of the starting caller's context (its values
 //     are visible), cancelled after LoadTimeout and by Close.

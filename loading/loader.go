@@ -18,6 +18,13 @@ import (
 // Options.ErrorTTL. A panic or a runtime.Goexit in Load becomes a
 // *PanicError for every caller waiting for the key and is not remembered.
 //
+// An error that wraps ErrStale (another loading.Cache's answer for a stale
+// value, passed on), from Load or LoadMany, is a failure too: Get returns
+// it without the value, and a caller who takes errors.Is(err, ErrStale) to
+// mean a usable value would use the zero value. Pass such a value on as a
+// value instead: return it with a nil error, after LimitTTL(ctx, 0) so
+// that this cache keeps it only as a stale value (within MaxStale).
+//
 // Load may call the cache for other keys; a call that would wait for a key
 // that this call chain is loading fails with ErrReentrant instead.
 type Loader[K comparable, V any] interface {
@@ -74,7 +81,9 @@ func (f BulkLoaderFunc[K, V]) LoadMany(ctx context.Context, keys []K) (map[K]V, 
 // from ctx, or nil for ctx), through which the probe may pass what it
 // learned to the loader as context values. A probe that panics counts as
 // not found. Probe must return promptly: a caller whose context ends
-// while Probe runs waits for it.
+// while Probe runs waits for it. Probe may call the cache for other keys;
+// like a loader's, a call that would wait for key (or another key that its
+// call chain is loading) fails with ErrReentrant instead.
 type Prober[K comparable, V any] interface {
 	Probe(ctx context.Context, key K) (next context.Context, value V, ttl time.Duration, found bool)
 }
