@@ -10,7 +10,7 @@ import (
 // A TTL so long that the expiry instant is past what a Unix nanosecond
 // time can hold (year 2262) never ends: All reports such an entry as
 // never expiring (the zero Expires), not as expiring in 2262.
-func TestHugeTTLNeverExpiresS33(t *testing.T) {
+func TestHugeTTLNeverExpires(t *testing.T) {
 	clk := newClock()
 	c := newCache(t, Options{MaxBytes: 1 << 20, Now: clk.Now})
 	set(t, c, "k", "v", time.Duration(1<<63-1))
@@ -28,7 +28,7 @@ func TestHugeTTLNeverExpiresS33(t *testing.T) {
 
 // After Close, Set returns ErrClosed, whatever it is given: a key or value
 // it would refuse as too large too.
-func TestSetAfterCloseTooLargeS33(t *testing.T) {
+func TestSetAfterCloseTooLarge(t *testing.T) {
 	c := newCache(t, Options{MaxBytes: 1 << 20, MaxKeyBytes: 8})
 	c.Close()
 	if err := c.Set([]byte(strings.Repeat("k", 9)), []byte("v"), 0); !errors.Is(err, ErrClosed) {

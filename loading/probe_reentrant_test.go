@@ -12,7 +12,7 @@ import (
 // through a Get of another key whose load asks for it) gets ErrReentrant
 // at once, as a loader does, instead of waiting for its own load until its
 // context ends, with every other caller of the key waiting behind it.
-func TestProbeReentrantS33(t *testing.T) {
+func TestProbeReentrant(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var c *Cache[int, string]
 		var inner error
