@@ -59,6 +59,12 @@
 // cachekit_store_evictions_total in /metrics. A store sized for the write
 // rate times the TTL evicts nothing.
 //
+// With a Tier, a write whose Tier part failed (counted as a tier error) is
+// held by this instance's store alone: once it leaves the store (expiry,
+// eviction, or an invalidation from the Tier: Server.Invalidate,
+// Server.InvalidateAll), a read asks the Tier, which may answer the value
+// written before it, or nothing.
+//
 // # Memory
 //
 // The store's entry storage (chunks) never exceeds MaxBytes; each entry

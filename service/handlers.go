@@ -278,7 +278,6 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, key string) int {
 	if err := s.write(r.Context(), b.key, b.val, ttl); err != nil {
 		return s.fail(w, s.storeError(err))
 	}
-	s.counters.entriesStored.Add(1)
 	w.WriteHeader(http.StatusNoContent)
 	return http.StatusNoContent
 }
@@ -370,10 +369,8 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 		return nil
 	})
 	if werr != nil {
-		s.counters.entriesStored.Add(uint64(stored))
 		return s.fail(w, s.storeError(werr))
 	}
-	s.counters.entriesStored.Add(uint64(stored))
 	w.Header()["Content-Type"] = ctJSON
 	out := strconv.AppendInt(append(b.tmp[:0], `{"stored":`...), int64(stored), 10)
 	w.Write(append(out, "}\n"...))

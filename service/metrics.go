@@ -59,7 +59,7 @@ const numBuckets = len(durationBuckets) + 1 // the last is +Inf
 type routeCounters struct {
 	codes   [numCodes]atomic.Uint64
 	buckets [numBuckets]atomic.Uint64
-	sumNs   atomic.Int64
+	sumNs   atomic.Uint64 // 584 years of request time before it wraps (an int64 went negative at 292)
 	_       [64]byte
 }
 
@@ -82,7 +82,7 @@ func (c *counters) observe(r route, code int, d time.Duration) {
 		i++
 	}
 	rs.buckets[i].Add(1)
-	rs.sumNs.Add(int64(d))
+	rs.sumNs.Add(uint64(max(d, 0)))
 }
 
 // runtimeStats are the Go runtime figures the server reports.
@@ -205,7 +205,7 @@ func (s *Server) writeMetrics(w http.ResponseWriter) {
 			b.WriteByte('\n')
 		}
 		b.WriteString(`cachekit_http_request_duration_seconds_sum{route="` + routeNames[r] + `"} `)
-		num(time.Duration(rs.sumNs.Load()).Seconds())
+		num(float64(rs.sumNs.Load()) / 1e9)
 		b.WriteString("\n" + `cachekit_http_request_duration_seconds_count{route="` + routeNames[r] + `"} `)
 		b.WriteString(strconv.FormatUint(cum, 10))
 		b.WriteByte('\n')

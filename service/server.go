@@ -143,16 +143,24 @@ func (s *Server) write(ctx context.Context, key, value []byte, ttl time.Duration
 }
 
 // writeTier is write; with skipTier it leaves the Tier out (counted as a
-// tier error). tierFailed reports a failed (or skipped) Tier write.
+// tier error). tierFailed reports a failed (or skipped) Tier write. It
+// counts the entry in entries_stored once the in-memory store holds it.
 func (s *Server) writeTier(ctx context.Context, key, value []byte, ttl time.Duration, skipTier bool) (tierFailed bool, err error) {
 	if s.fence == nil {
-		return false, s.cache.Set(key, value, ttl)
+		if err := s.cache.Set(key, value, ttl); err != nil {
+			return false, err
+		}
+		s.counters.entriesStored.Add(1)
+		return false, nil
 	}
 	s.fence.open(key, func() { err = s.cache.Set(key, value, ttl) })
 	defer s.fence.close(key)
 	if err != nil {
 		return false, err
 	}
+	// Counted now, not once the request is answered: a Tier that panics
+	// below fails the request, but the store holds the entry.
+	s.counters.entriesStored.Add(1)
 	if skipTier {
 		s.counters.tierErrors.Add(1)
 		return true, nil
@@ -193,6 +201,9 @@ func (s *Server) Invalidate(key []byte) bool {
 // it when this instance may have missed invalidations. A read that asked
 // the Tier before InvalidateAll began (and may have got a value an
 // invalidation since replaced) serves what it got but does not store it.
+// A write whose Tier part failed is dropped too: later reads get the
+// Tier's value, which may be older (see Consistency in the package
+// documentation).
 func (s *Server) InvalidateAll() {
 	if s.fence != nil {
 		s.fence.changeAll()
