@@ -154,24 +154,33 @@ func (b *Striped[T]) Count() uint64 {
 }
 
 // Drain passes every queued element to fn and empties the buffer.
-// Only one goroutine may drain at a time.
+// Only one goroutine may drain at a time. If fn panics, the elements passed
+// so far stay drained and the rest stay queued.
 func (b *Striped[T]) Drain(fn func(*T)) {
 	for i := range b.stripes {
-		s := &b.stripes[i]
-		h := s.head.Load()
-		t := s.tail.Load()
-		for ; h != t; h++ {
-			slot := &s.slots[h&(stripeSize-1)]
-			p := slot.Load()
-			if p == nil {
-				// A producer claimed the slot but has not stored yet:
-				// stop here and pick it up next time.
-				break
-			}
-			slot.Store(nil)
-			fn(p)
+		b.stripes[i].drain(fn)
+	}
+}
+
+func (s *stripe[T]) drain(fn func(*T)) {
+	h := s.head.Load()
+	t := s.tail.Load()
+	// Deferred: a slot is emptied before its element goes to fn, and an
+	// empty slot below tail reads as one a producer has not filled yet,
+	// so a head left behind by a panicking fn would stop every later
+	// drain of the stripe there, and its Adds would find it full forever.
+	defer func() { s.head.Store(h) }()
+	for h != t {
+		slot := &s.slots[h&(stripeSize-1)]
+		p := slot.Load()
+		if p == nil {
+			// A producer claimed the slot but has not stored yet:
+			// stop here and pick it up next time.
+			break
 		}
-		s.head.Store(h)
+		slot.Store(nil)
+		h++ // before fn: its slot is empty now
+		fn(p)
 	}
 }
 

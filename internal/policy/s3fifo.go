@@ -39,9 +39,11 @@ const (
 // a 2-bit counter). A new entry whose hash is in the ghost queue skips the
 // small queue and enters main directly, and its ghost entry is consumed.
 //
-// The ghost queue remembers as many hashes as the main queue holds
-// entries: 90% of Max when the cache is bounded by count, the number of
-// entries main holds now when weights vary.
+// The ghost queue remembers the hashes of as many of the latest evictions
+// from the small queue as the main queue holds entries (90% of Max when
+// the cache is bounded by count, the number of entries main holds now when
+// weights vary), less those since taken back: a hash taken back keeps its
+// place in that window (ghostQueue), so the ghost then holds fewer.
 //
 // S3FIFO is not safe for concurrent use.
 type S3FIFO struct {
