@@ -38,7 +38,8 @@ type Codec[V any] interface {
 // StringConfig configures a StringCache.
 type StringConfig[V any] struct {
 	// Capacity is the number of entries the cache must hold: bounded
-	// caches are bounded by it, byte caches get a byte budget for it,
+	// caches are bounded by it, byte caches but bigcache get a byte
+	// budget for it (bigcache is presized for it and has no byte bound),
 	// unbounded maps may presize for it where their constructor offers
 	// that (none of them is given a hint, like the bounded caches).
 	Capacity int
@@ -176,8 +177,10 @@ func NewString[V any](name string, cfg StringConfig[V]) (StringCache[V], error) 
 // ByteBudget is the byte budget the byte caches get for cfg: room for
 // every entry with a slack of a half (for their per-entry headers and the
 // uneven filling of their shards), so that a cache built for Capacity
-// entries holds them all. The figure is the same for every byte cache;
-// what each makes of it is its own design.
+// entries holds them all. The figure is the same for freecache, fastcache
+// and bytecache (freecache and fastcache raise it to their minimums, 512
+// KiB and 32 MiB); what each makes of it is its own design. bigcache gets
+// none: it is built with HardMaxCacheSize 0 and grows as it fills.
 func ByteBudget(capacity, entryBytes int) int {
 	return capacity * (entryBytes + 32) * 3 / 2
 }

@@ -240,7 +240,7 @@ func (r *Report) Markdown(charts []string) string {
 	b.WriteString(ct.String())
 	if sz := r.byteBudget(); sz > 0 {
 		fmt.Fprintf(&b, "The byte caches' budget is %s bytes (`adapter.ByteBudget`: entries × (largest entry + 32) × 1.5), enough for every entry; "+
-			"how much of it each one touches is its own design.\n", report.Thousands(sz))
+			"how much of it each one touches is its own design. bigcache gets none (`HardMaxCacheSize: 0`): its queues grow as it fills.\n", report.Thousands(sz))
 	}
 	return b.String()
 }

@@ -214,7 +214,8 @@ func (r *Report) Markdown(chartFile string) string {
 		t.Row(c, r.Configs[i])
 	}
 	b.WriteString(t.String())
-	fmt.Fprintf(&b, "The byte caches get a budget of N × (%d + 32) × 1.5 bytes (`adapter.ByteBudget`), enough for every entry; fastcache rounds it up to its minimum of 32 MiB. "+
+	fmt.Fprintf(&b, "freecache, fastcache and bytecache get a budget of N × (%d + 32) × 1.5 bytes (`adapter.ByteBudget`), enough for every entry; fastcache rounds it up to its minimum of 32 MiB, freecache to its minimum of 512 KiB. "+
+		"bigcache has no byte bound (`HardMaxCacheSize: 0`): its queues grow as it fills. "+
 		"`map` is a plain `map[string]string` without a TTL: the floor for storing the pairs in a Go map. "+
 		"ristretto stores two hashes instead of the key, which makes it smaller than a cache that keeps its keys.\n", PairBytes)
 	return b.String()

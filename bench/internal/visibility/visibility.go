@@ -71,6 +71,17 @@ func mix(x uint64) uint64 {
 // updateKeys is the number of keys each goroutine updates in turn.
 const updateKeys = 256
 
+// The keys of the probes' three parts, apart by their top two bits (0 for
+// the inserts, 1 for the updates, 2 for the shared set), so that no part
+// writes a key of another: the capacity check in Measure counts them as
+// distinct.
+
+// updateKey is the j-th of the keys goroutine g updates.
+func updateKey(g, j int) uint64 { return mix(1<<62 | uint64(g)<<40 | uint64(j)) }
+
+// sharedKey is the j-th key of sharedProbe's shared set.
+func sharedKey(j uint64) uint64 { return mix(2<<62 | j) }
+
 // RunProbe runs inserts and then updates of a fresh cache built by info,
 // with goroutines goroutines sharing total probes of each kind.
 func RunProbe(info adapter.Info, goroutines, total int) Probe {
@@ -128,7 +139,7 @@ func RunProbe(info adapter.Info, goroutines, total int) Probe {
 	// Updates. Goroutine g owns keys mix(1<<62 | g<<40 | j), j <
 	// updateKeys, written once and settled before the run; value i+1
 	// is the i-th update's.
-	upKey := func(g, j int) uint64 { return mix(1<<62 | uint64(g)<<40 | uint64(j)) }
+	upKey := updateKey
 	for g := range goroutines {
 		for j := range updateKeys {
 			c.Set(upKey(g, j), 0)
@@ -196,7 +207,7 @@ const sharedKeys = 1024
 // set new values while the others Get random keys of it, each goroutine
 // doing per operations, and returns the Gets and the misses.
 func sharedProbe(c adapter.Cache, goroutines, per int) (reads, missed uint64) {
-	key := func(j uint64) uint64 { return mix(2<<61 | j) }
+	key := sharedKey
 	for j := range uint64(sharedKeys) {
 		c.Set(key(j), j)
 	}
