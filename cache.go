@@ -414,9 +414,9 @@ func Must[K comparable, V any](opts Options[K, V]) *Cache[K, V] {
 // or starts them while Close waits (reporting a pass begun before Close),
 // Close returns without waiting for them; the goroutine exits when they
 // return. A Cache that becomes unreachable without Close is stopped when
-// the garbage collector finds it, unless OnEvict or the Weigher refers to
-// it (they are reachable from the background goroutine, and keep the Cache
-// reachable): such a cache must be closed.
+// the garbage collector finds it, unless OnEvict, the Weigher or the Clock
+// refers to it (they are reachable from the background goroutine, and keep
+// the Cache reachable): such a cache must be closed.
 func (h *Cache[K, V]) Close() {
 	h.cleanup.Stop()
 	c := h.c
