@@ -220,12 +220,12 @@ func checkClient(c goredis.UniversalClient) error {
 	switch cl := c.(type) {
 	case *goredis.Client:
 		if cl == nil {
-			return fmt.Errorf("Client is a nil %T", cl)
+			return fmt.Errorf("the Client is a nil %T", cl)
 		}
 		enabled = cl.Options().ContextTimeoutEnabled
 	case *goredis.ClusterClient:
 		if cl == nil {
-			return fmt.Errorf("Client is a nil %T", cl)
+			return fmt.Errorf("the Client is a nil %T", cl)
 		}
 		enabled = cl.Options().ContextTimeoutEnabled
 		if o := cl.Options(); o.ReadOnly || o.RouteByLatency || o.RouteRandomly {
@@ -237,7 +237,7 @@ func checkClient(c goredis.UniversalClient) error {
 		}
 	case *goredis.Ring:
 		if cl == nil {
-			return fmt.Errorf("Client is a nil %T", cl)
+			return fmt.Errorf("the Client is a nil %T", cl)
 		}
 		enabled = cl.Options().ContextTimeoutEnabled
 	default:
