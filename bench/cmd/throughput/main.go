@@ -25,7 +25,7 @@
 //	                 (default 1,4,16)
 //	-reads LIST      read shares (percent) to run, of each workload's own
 //	                 (getput, getput-warm: 100,75,50,25,0; evicting:
-//	                 100,90,75,50);
+//	                 100,90,75,50), each one some workload's;
 //	                 default all
 //	-capacity N      capacity of the evicting workloads (default 100000)
 //	-seed N          seed of the operation streams (default 1)
@@ -115,6 +115,12 @@ func measure(rep *throughput.Report, args []string, f flags, note string, stderr
 	if err != nil {
 		return fmt.Errorf("-mults: %w", err)
 	}
+	var keep []int // -reads, if given
+	if f.reads != "" {
+		if keep, err = cli.Ints(f.reads, percentage); err != nil {
+			return fmt.Errorf("-reads: %w", err)
+		}
+	}
 	var ws []*workload.Workload
 	for name := range strings.SplitSeq(f.workloads, ",") {
 		w, err := workload.ByName(strings.TrimSpace(name), f.capacity)
@@ -124,17 +130,20 @@ func measure(rep *throughput.Report, args []string, f flags, note string, stderr
 		if slices.ContainsFunc(ws, func(x *workload.Workload) bool { return x.Name == w.Name }) {
 			return fmt.Errorf("workload %q named twice", w.Name)
 		}
-		if f.reads != "" {
-			keep, err := cli.Ints(f.reads, percentage)
-			if err != nil {
-				return fmt.Errorf("-reads: %w", err)
-			}
+		if keep != nil {
 			w.ReadPcts = slices.DeleteFunc(w.ReadPcts, func(p int) bool { return !slices.Contains(keep, p) })
 			if len(w.ReadPcts) == 0 {
 				return fmt.Errorf("-reads %s leaves workload %s nothing to run", f.reads, w.Name)
 			}
 		}
 		ws = append(ws, w)
+	}
+	// A share that no workload runs (a typo: 7 for 75) would be dropped
+	// without a word next to one that some workload runs.
+	for _, p := range keep {
+		if !slices.ContainsFunc(ws, func(w *workload.Workload) bool { return slices.Contains(w.ReadPcts, p) }) {
+			return fmt.Errorf("-reads %s: no workload runs %d%% reads", f.reads, p)
+		}
 	}
 
 	h := report.NewHeader("./bench/cmd/throughput", args)

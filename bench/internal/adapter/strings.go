@@ -178,9 +178,10 @@ func NewString[V any](name string, cfg StringConfig[V]) (StringCache[V], error) 
 // every entry with a slack of a half (for their per-entry headers and the
 // uneven filling of their shards), so that a cache built for Capacity
 // entries holds them all. The figure is the same for freecache, fastcache
-// and bytecache (freecache and fastcache raise it to their minimums, 512
-// KiB and 32 MiB); what each makes of it is its own design. bigcache gets
-// none: it is built with HardMaxCacheSize 0 and grows as it fills.
+// and bytecache (freecache, fastcache and bytecache raise it to their
+// minimums, 512 KiB, 32 MiB and 1 KiB); what each makes of it is its own
+// design. bigcache gets none: it is built with HardMaxCacheSize 0 and
+// grows as it fills.
 func ByteBudget(capacity, entryBytes int) int {
 	return capacity * (entryBytes + 32) * 3 / 2
 }

@@ -16,8 +16,15 @@ func init() {
 	stringRegistry = append(stringRegistry, bytecacheInfo)
 }
 
+// bytecacheMinBytes is the smallest budget bytecache accepts: one shard
+// of its smallest ring, 1 KiB. A smaller budget (a few entries) is raised
+// to it, as freecache and fastcache raise theirs, instead of failing the
+// run.
+const bytecacheMinBytes = 1 << 10
+
 func newBytecache[V any](cfg StringConfig[V]) (StringCache[V], error) {
-	c, err := bytecache.New(bytecache.Options{MaxBytes: int64(ByteBudget(cfg.Capacity, cfg.EntryBytes)), DefaultTTL: cfg.TTL})
+	budget := max(ByteBudget(cfg.Capacity, cfg.EntryBytes), bytecacheMinBytes)
+	c, err := bytecache.New(bytecache.Options{MaxBytes: int64(budget), DefaultTTL: cfg.TTL})
 	if err != nil {
 		return nil, err
 	}
