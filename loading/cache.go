@@ -312,7 +312,9 @@ func (c *Cache[K, V]) runProbe(ctx context.Context, f *flight[K, V]) (next conte
 	// (directly, or through a load it waits for) gets ErrReentrant
 	// instead of waiting for itself, with the key's other callers behind
 	// it, until its context ends.
-	pctx := context.WithValue(ctx, chainKey[K, V]{c}, &chain[K, V]{flights: []*flight[K, V]{f}, parent: chainOf(ctx, c)})
+	pctx := &f.probeCtx
+	*pctx = probeContext[K, V]{Context: ctx, c: c, self: [1]*flight[K, V]{f}}
+	pctx.ch = chain[K, V]{flights: pctx.self[:], parent: chainOf(ctx, c)}
 	next, v, ttl, found = c.probe.Probe(pctx, f.key)
 	returned = true
 	if next == nil {

@@ -44,6 +44,30 @@ type flight[K comparable, V any] struct {
 	// closed): launchEach counts the finished loads of a GetMany with it.
 	// Set before the flight can be launched.
 	onDone func()
+
+	// probeCtx is the context of the Prober's call for f (runProbe),
+	// kept in the flight so that marking the key costs a cold read no
+	// allocation.
+	probeCtx probeContext[K, V]
+}
+
+// probeContext is a Prober's context: its caller's, naming the key being
+// probed as loaded by this call chain (see chain), as a loader's context
+// does, so that a Prober asking the cache for that key gets ErrReentrant
+// instead of waiting for itself. It is context.WithValue with the chain's
+// storage in the flight.
+type probeContext[K comparable, V any] struct {
+	context.Context
+	c    *Cache[K, V]
+	self [1]*flight[K, V]
+	ch   chain[K, V]
+}
+
+func (p *probeContext[K, V]) Value(key any) any {
+	if k, ok := key.(chainKey[K, V]); ok && k.c == p.c {
+		return &p.ch
+	}
+	return p.Context.Value(key)
 }
 
 // startDeferred launches f now if a GetMany queued it and it is not
