@@ -87,7 +87,11 @@ func (c *core) subscribeLoop() {
 			// attempts).
 			cc.ReloadState(c.life)
 		}
-		if c.subscribed.Swap(false) {
+		// A subscription that was up is lost, whatever ended it: Redis,
+		// or a handler's panic (which leaves confirmed unset, as
+		// subscription did not return).
+		lost := c.subscribed.Swap(false)
+		if lost {
 			c.st.losses.Add(1)
 			c.logs.log(c.log, "subscription", "redis: invalidation subscription lost; resubscribing",
 				"l1_flush_in", c.degradedTTL)
@@ -98,7 +102,7 @@ func (c *core) subscribeLoop() {
 		// Down, whether lost or never up (Redis down at the start, Pub/Sub
 		// refused): what is cached meanwhile may miss invalidations.
 		c.armFlush()
-		if confirmed {
+		if confirmed || lost {
 			delay = c.resubscribeDelay
 		}
 		c.pause(delay)
@@ -106,8 +110,15 @@ func (c *core) subscribeLoop() {
 	}
 }
 
+// pauseHook, if set (by tests, before any Cache or ByteTier starts), is
+// told of every pause of a subscriber before it starts.
+var pauseHook func(time.Duration)
+
 // pause waits for d, or until Close.
 func (c *core) pause(d time.Duration) {
+	if pauseHook != nil {
+		pauseHook(d)
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -166,11 +166,13 @@ func (t *redisTier) close() {
 // first a hanging Redis would never open the breaker, and every call would
 // wait its full deadline. Unless --tier-timeout was given (explicit), it
 // becomes 1.5 × --redis-timeout; an explicit one that is not longer is an
-// error.
+// error. An explicit zero selects the default, as every zero of the
+// server's options does: it is taken as not given.
 func (rf *redisFlags) fitTierTimeout(o *service.Options, explicit bool) error {
 	if rf.addrs == "" {
 		return nil
 	}
+	explicit = explicit && o.TierTimeout != 0
 	if rf.timeout < 0 {
 		return fmt.Errorf("--redis-timeout (%v) must not be negative", rf.timeout)
 	}
