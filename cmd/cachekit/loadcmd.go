@@ -178,10 +178,15 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 }
 
 // checkWritable reports why writeFileAtomic could not write name, if it
-// can tell now: name is a directory, or no file can be created beside it.
+// can tell now: name is a directory, or no file can be created beside it
+// (a device or a pipe, which writeFileAtomic writes as it is, is not
+// checked).
 func checkWritable(name string) error {
+	name = resolveLinks(name)
 	if st, err := os.Stat(name); err == nil && st.IsDir() {
 		return fmt.Errorf("%s is a directory", name)
+	} else if err == nil && !st.Mode().IsRegular() {
+		return nil
 	}
 	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -124,15 +125,40 @@ func simulate(args []string, stdout, stderr io.Writer) int {
 
 // writeFileAtomic writes data to a temporary file next to name and renames
 // it to name, so that a failed write (a full disk) leaves neither a
-// truncated file nor a destroyed previous one.
+// truncated file nor a destroyed previous one. Through a symbolic link it
+// replaces the file the link points to, not the link, and keeps the
+// permissions of a file it replaces. A name that is neither a regular file
+// nor missing (a device or a pipe: /dev/stdout, /dev/null) has nothing to
+// replace: data is written to it as it is.
 func writeFileAtomic(name string, data []byte) error {
+	name = resolveLinks(name)
+	perm := fs.FileMode(0o644)
+	if st, err := os.Stat(name); err == nil {
+		if !st.Mode().IsRegular() {
+			if st.IsDir() {
+				return fmt.Errorf("%s is a directory", name)
+			}
+			f, err := os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0)
+			if err == nil {
+				_, err = f.Write(data)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			return nil
+		}
+		perm = st.Mode().Perm()
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	_, err = tmp.Write(data)
 	if err == nil {
-		err = tmp.Chmod(0o644)
+		err = tmp.Chmod(perm)
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
@@ -145,6 +171,19 @@ func writeFileAtomic(name string, data []byte) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
+}
+
+// resolveLinks returns the file that name's symbolic links lead to, or name
+// if they lead nowhere (a link into /proc/self/fd to a pipe, a dangling
+// link) or it has none.
+func resolveLinks(name string) string {
+	if st, err := os.Lstat(name); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+		return name
+	}
+	if target, err := filepath.EvalSymlinks(name); err == nil {
+		return target
+	}
+	return name
 }
 
 // errReported is a parse error that the flag package already printed.

@@ -118,7 +118,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}()
 	}
 	wg.Wait()
-	end := o.Clock.Now()
+	end := r.end()
 	close(liveStop)
 	live.Wait()
 	if o.Live != nil && o.LiveTerminal {
@@ -153,7 +153,9 @@ type runner struct {
 	start                           time.Time
 	warmEnd                         time.Time
 	stripes                         []*recorder
-	ttl                             string        // the Cache-TTL header of writes
+	ttl                             string // the Cache-TTL header of writes
+	lastMu                          sync.Mutex
+	lastDone                        time.Time     // when the last request sent completed, its RYW check included
 	writeNo                         atomic.Uint64 // numbers the written values
 	writes                          *writeLog     // RYW check only
 
@@ -184,6 +186,8 @@ func (r *runner) work(ctx context.Context, rec *recorder) {
 		defer check.close()
 	}
 	paced := r.o.Rate > 0
+	var last time.Time // when this worker's last request completed
+	defer func() { r.noteDone(last) }()
 	sleepUntil := r.o.Clock.SleepUntil
 	if _, real := r.o.Clock.(realClock); real && paced {
 		if ps, err := newPreciseSleeper(ctx); err == nil {
@@ -232,11 +236,43 @@ func (r *runner) work(ctx context.Context, rec *recorder) {
 		}
 		warm := at.Before(r.warmEnd)
 		rec.record(j, out, done.Sub(from), done.Sub(sent), sent.Sub(j.intended), paced, warm)
+		last = done
 		if j.write && out.ok && r.o.RYW {
 			ryw := r.verify(check, &b)
 			rec.recordRYW(ryw, warm)
+			last = r.o.Clock.Now()
 		}
 	}
+}
+
+// noteDone notes that a worker's last request completed at t (zero if it
+// sent none).
+func (r *runner) noteDone(t time.Time) {
+	r.lastMu.Lock()
+	defer r.lastMu.Unlock()
+	if t.After(r.lastDone) {
+		r.lastDone = t
+	}
+}
+
+// end returns the end of the run, once the workers are done, for
+// Report.Seconds: when the last request sent completed or, in a paced run,
+// the end of its schedule if that is later. A paced run lasts as long as
+// its schedule even when its last request completes before that (at 2
+// req/s for 2 s, the last request is due at 1.5 s), and the requests due
+// but not sent are charged up to the cut-off, not up to when the workers
+// got round to counting them.
+func (r *runner) end() time.Time {
+	r.lastMu.Lock()
+	end := r.lastDone
+	r.lastMu.Unlock()
+	if sched, ok := r.sched.scheduleEnd(); ok && sched.After(end) {
+		end = sched
+	}
+	if end.IsZero() {
+		end = r.o.Clock.Now()
+	}
+	return end
 }
 
 // kindNotSent is the kind of error of the requests of a paced run that
@@ -399,14 +435,15 @@ func (r *runner) parseURL() error {
 	}
 	r.prefix = strings.TrimSuffix(u.EscapedPath(), "/")
 	// The target as written (url.URL would escape the braces of {key}):
-	// what follows scheme://authority, without the fragment.
-	rest := r.o.URL[strings.Index(r.o.URL, "://")+3:]
+	// what follows scheme://authority, without the fragment, which is cut
+	// first: a '/' or '?' in it is no path or query ("http://host#a/b"
+	// requests "/").
+	rest, _, _ := strings.Cut(r.o.URL[strings.Index(r.o.URL, "://")+3:], "#")
 	if i := strings.IndexAny(rest, "/?"); i >= 0 {
 		rest = rest[i:]
 	} else {
 		rest = ""
 	}
-	rest, _, _ = strings.Cut(rest, "#")
 	if rest == "" || rest[0] == '?' {
 		rest = "/" + rest
 	}

@@ -31,7 +31,10 @@ type Report struct {
 	Seed        uint64    `json:"seed"`
 	Start       time.Time `json:"start"`
 	// Seconds is the duration of the run after the warm-up: from the end
-	// of the warm-up to the completion of the last request.
+	// of the warm-up to the completion of the last request sent or, in a
+	// paced run, to the end of its schedule if that is later (the end of
+	// Duration, the cancellation, or when the request after the last of
+	// Requests would have been due).
 	Seconds float64 `json:"seconds"`
 	Warmup  float64 `json:"warmup_seconds"`
 	// WarmupRequests were sent during the warm-up and are not counted
@@ -255,7 +258,11 @@ func (rep *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "errors       %d\n", rep.Errors)
 	for _, k := range slices.Sorted(maps.Keys(rep.ErrorKinds)) {
 		e := rep.ErrorKinds[k]
-		fmt.Fprintf(&b, "  %-22s %d  (e.g. %s)\n", k, e.Count, e.Example)
+		fmt.Fprintf(&b, "  %-22s %d", k, e.Count)
+		if e.Example != "" { // none for a status
+			fmt.Fprintf(&b, "  (e.g. %s)", e.Example)
+		}
+		b.WriteString("\n")
 	}
 	writeLatency(&b, "latency", rep.Latency)
 	if rep.SendLag != nil {

@@ -108,6 +108,35 @@ func (s *scheduler) cutoffTime() (cutoff time.Time, ok bool) {
 	return s.cutoff, !s.cutoff.IsZero()
 }
 
+// scheduleEnd returns the end of a paced run's schedule: its cut-off, or
+// when the request after the last one (Requests) would be due, whichever
+// is earlier. ok is false in an unpaced run.
+func (s *scheduler) scheduleEnd() (end time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.interval == 0 {
+		return time.Time{}, false
+	}
+	if s.limit > 0 {
+		end = s.start.Add(s.offset(s.limit))
+	}
+	if !s.cutoff.IsZero() && (end.IsZero() || s.cutoff.Before(end)) {
+		end = s.cutoff
+	}
+	return end, !end.IsZero()
+}
+
+// offset returns seq intervals of a paced run, how long after the start
+// job seq is due if it begins a group. At the lowest rates the offset can exceed a
+// time.Duration (292 years), whose conversion would wrap round to a moment
+// before the start: such a job is due at the latest moment there is.
+func (s *scheduler) offset(seq int64) time.Duration {
+	if f := float64(seq) * s.interval; f < math.MaxInt64 {
+		return time.Duration(f)
+	}
+	return time.Duration(math.MaxInt64)
+}
+
 // next returns the next job, or false when the run is over. now is the
 // current time; it decides the end of an unpaced run. A paced run is over
 // when the next job would be due at or after the cut-off. In a paced run,
@@ -122,15 +151,7 @@ func (s *scheduler) next(now time.Time) (job, bool) {
 	}
 	j := job{seq: s.seq}
 	if s.interval > 0 {
-		first := s.seq - s.seq%int64(s.o.Group)
-		// At the lowest rates the offset can exceed a time.Duration (292
-		// years), whose conversion would wrap round to a moment before
-		// the start: such a job is due at the latest moment there is.
-		offset := time.Duration(math.MaxInt64)
-		if f := float64(first) * s.interval; f < math.MaxInt64 {
-			offset = time.Duration(f)
-		}
-		j.intended = s.start.Add(offset)
+		j.intended = s.start.Add(s.offset(s.seq - s.seq%int64(s.o.Group)))
 		if !s.cutoff.IsZero() && !j.intended.Before(s.cutoff) {
 			return job{}, false
 		}
