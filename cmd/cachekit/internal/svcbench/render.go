@@ -149,17 +149,24 @@ func render(res *result) string {
 		}
 		w("\n")
 	}
-	errs, panics := int64(0), int64(0)
+	errs, notSent, panics := int64(0), int64(0), int64(0)
 	for _, p := range res.Phases {
 		if strings.HasPrefix(p.Name, "floor-") {
 			continue
 		}
 		errs += p.report.Errors
+		notSent += p.report.NotSent
 		panics = p.stats.Panics
 	}
 	last := res.Phases[len(res.Phases)-1]
-	w("- Failed requests over all phases: %d; handler panics: %d; evictions: %d; expirations: %d (entries written with the 10-minute TTL by earlier phases).\n",
-		errs, panics, last.stats.Store.Evictions, last.stats.Store.Expirations)
+	w("- Failed requests over all phases: %d", errs)
+	if notSent > 0 {
+		// A request due but never sent is the generator's failure (every
+		// connection was busy), not the server's: say how many there were.
+		w(" (%d of them due but never sent: every connection of the generator was busy)", notSent)
+	}
+	w("; handler panics: %d; evictions: %d; expirations: %d (entries written with the 10-minute TTL by earlier phases).\n",
+		panics, last.stats.Store.Evictions, last.stats.Store.Expirations)
 	w("- Go heap at the end: %s; GC cycles: %d; GC pause p99 %.2f ms, max %.2f ms (the runtime's histogram bounds); server resident peak %s.\n",
 		bytesIEC(last.stats.Runtime.HeapObjects), last.stats.Runtime.GCCycles, last.stats.Runtime.GCPauseP99*1e3, last.stats.Runtime.GCPauseMax*1e3, bytesIEC(last.ServerHWM))
 	return b.String()

@@ -82,3 +82,15 @@ func TestThousands(t *testing.T) {
 		}
 	}
 }
+
+// The requests never sent are told apart from the server's failures.
+func TestRenderNotSent(t *testing.T) {
+	behind := testPhase(t, "sweep-20000", 20000, 19990, 8)
+	behind.report.Errors, behind.report.NotSent = 5, 4
+	res := &result{Cores: 2, Config: config{Entries: 1000, Concurrency: 8, ValueSize: 100, MaxBytes: "1GiB"}, Phases: []*phase{
+		testPhase(t, "articles", 10000, 10000, 3.5),
+		behind,
+	}}
+	mustContain(t, render(res),
+		"Failed requests over all phases: 5 (4 of them due but never sent: every connection of the generator was busy); handler panics: 0;")
+}
