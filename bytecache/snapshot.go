@@ -154,8 +154,8 @@ func readN(r io.Reader, buf []byte, n int) ([]byte, error) {
 //
 // If the snapshot is malformed, truncated or fails a checksum, LoadFrom
 // returns an error wrapping ErrCorrupt and the cache is unchanged; it
-// returns other read errors as they are (also leaving the cache
-// unchanged), and ErrClosed after Close.
+// returns other read errors wrapped (also leaving the cache unchanged),
+// and ErrClosed after Close.
 func (c *Cache) LoadFrom(r io.Reader) error {
 	if c.closed.Load() {
 		return ErrClosed
@@ -302,8 +302,12 @@ func (c *Cache) loadBlock(stores []store, b []byte, now *lazyNow) (int, error) {
 
 // SaveToFile writes a snapshot to the file at path atomically: to a
 // temporary file in the same directory (mode 0600), synced, then renamed
-// over path. On error path is left as it was.
+// over path. On error path is left as it was. After Close it returns
+// ErrClosed and creates no file.
 func (c *Cache) SaveToFile(path string) (err error) {
+	if c.closed.Load() {
+		return ErrClosed
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
@@ -336,8 +340,12 @@ func (c *Cache) SaveToFile(path string) (err error) {
 	return nil
 }
 
-// LoadFromFile is LoadFrom reading the file at path.
+// LoadFromFile is LoadFrom reading the file at path. After Close it returns
+// ErrClosed without opening the file.
 func (c *Cache) LoadFromFile(path string) error {
+	if c.closed.Load() {
+		return ErrClosed
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return err

@@ -160,8 +160,12 @@ func (t *Typed[K, V]) Get(key K) (V, bool) {
 }
 
 // Set encodes v and stores it for key, as Cache.Set. An encoding error is
-// returned wrapped, and nothing is stored.
+// returned wrapped, and nothing is stored. After Close it returns ErrClosed
+// without encoding v, as Cache.Set does whatever it is given.
 func (t *Typed[K, V]) Set(key K, v V, ttl time.Duration) error {
+	if t.c.closed.Load() {
+		return ErrClosed
+	}
 	b := t.buf()
 	defer t.put(b)
 	var err error

@@ -224,6 +224,9 @@ func (c *Cache[V]) GetMany(ctx context.Context, keys []string) (map[string]V, er
 // ctx.Err() and changes nothing. After Close, Set returns ErrClosed; Close
 // waits for the Sets in flight.
 func (c *Cache[V]) Set(ctx context.Context, key string, value V) error {
+	if c.life.Err() != nil {
+		return ErrClosed // before encoding: a value the codec refuses too
+	}
 	env, err := c.encode(value)
 	if err != nil {
 		return fmt.Errorf("redis: encoding the value of %q: %w", key, err)
@@ -365,8 +368,11 @@ func isServerReply(err error) bool {
 func unavailableReply(err error) bool {
 	// MOVED and ASK reach here when go-redis's redirects ran out (a
 	// cluster resharding): the slot is in transit, not the key foreign.
+	// WRONGPASS is a client whose credentials the server refuses (every
+	// command fails, as with NOAUTH); NOREPLICAS a master with fewer
+	// replicas than min-replicas-to-write (every write fails).
 	for _, p := range []string{"LOADING", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN", "READONLY", "MOVED ", "ASK ",
-		"BUSY", "NOAUTH", "NOPERM", "NOSCRIPT", "OOM", "MISCONF", "ERR max number of clients"} {
+		"BUSY", "NOAUTH", "WRONGPASS", "NOPERM", "NOREPLICAS", "NOSCRIPT", "OOM", "MISCONF", "ERR max number of clients"} {
 		if strings.HasPrefix(err.Error(), p) {
 			return true
 		}

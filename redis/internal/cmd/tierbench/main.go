@@ -265,8 +265,9 @@ func run() error {
 // checkFlags refuses the flag values that would leave a table without a
 // sample, the readers without keys or the client without a pool (each a
 // panic once the run was under way, after the passes before it), the
-// readers stuck (an infinite -zipf: rand.Zipf never returns), or the
-// throughputs without a time.
+// readers stuck (an infinite -zipf: rand.Zipf never returns), the
+// throughputs without a time, or the cold tier warm (an L1 that holds
+// every key).
 func checkFlags() error {
 	for _, f := range []struct {
 		name string
@@ -288,6 +289,10 @@ func checkFlags() error {
 		return fmt.Errorf("-value must not be negative, got %d", *valueSize)
 	case *poolSize < 0:
 		return fmt.Errorf("-pool must not be negative, got %d", *poolSize)
+	case *coldL1 < 1 || *coldL1 >= *keys:
+		// 0 is an unbounded L1 and -keys or more hold every key: the
+		// "cold" reads would be L1 hits after the first pass.
+		return fmt.Errorf("-cold-l1 must be at least 1 and less than -keys (%d), got %d", *keys, *coldL1)
 	}
 	return nil
 }
