@@ -130,26 +130,32 @@ func TestFIFOOrder(t *testing.T) {
 
 func TestClockOrder(t *testing.T) {
 	// The list is the clock face, the hand at its front; r marks the
-	// referenced bit.
+	// referenced bit; [n] is the entry being inserted, which CLOCK puts in
+	// the victim's place, behind the entries the hand spared.
 	d := newDriver(t, NewClock(3))
 	d.fill(1, 2, 3)
 	d.get(1)
-	// 1r 2 3 4: 1 is spared (bit cleared, moved behind 4): 2 3 4 1. 2 is
-	// not referenced and goes.
+	// 1r 2 3 [4]: 1 is spared (bit cleared, moved behind 3): 2 3 1 [4].
+	// 2 is not referenced and goes: 3 1 4.
 	d.expect("adding 4", d.add(4, 1), 2)
 	d.get(3, 4)
-	// 3r 4r 1 5: 3 and 4 are spared (1 5 3 4); 1 lost its bit when it was
-	// spared and goes.
+	// 3r 1 4r [5]: 3 is spared (1 4r 3 [5]); 1 lost its bit when it was
+	// spared and goes: 4r 3 5.
 	d.expect("adding 5", d.add(5, 1), 1)
-	// 5 3 4 6: 5 was never used.
-	d.expect("adding 6", d.add(6, 1), 5)
-	// 3 4 6 7: 3's bit was cleared when it was spared.
-	d.expect("adding 7", d.add(7, 1), 3)
-	// 4 6 7 8, and writing 6 sets its bit: 4 goes first anyway.
+	// 4r 3 5 [6]: 4 is spared (3 5 4 [6]); 3's bit was cleared when it was
+	// spared: 5 4 6.
+	d.expect("adding 6", d.add(6, 1), 3)
+	// 5 4 6 [7]: 5 was never used: 4 6 7.
+	d.expect("adding 7", d.add(7, 1), 5)
+	// 4 6 7 [8], and writing 6 sets its bit: 4 goes first anyway.
 	d.expect("writing 6", d.set(6, 1))
 	d.expect("adding 8", d.add(8, 1), 4)
-	// 6r 7 8 9: 6 is spared (7 8 9 6), 7 goes.
+	// 6r 7 8 [9]: 6 is spared (7 8 6 [9]), 7 goes: 8 6 9.
 	d.expect("adding 9", d.add(9, 1), 7)
+	// 8r 6r 9r [10]: every entry is spared once, and 8, under the hand
+	// again, goes; the entry being inserted is not on the face yet.
+	d.get(8, 6, 9)
+	d.expect("adding 10", d.add(10, 1), 8)
 }
 
 func TestSieveOrder(t *testing.T) {

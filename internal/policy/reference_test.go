@@ -33,6 +33,22 @@ type refModel struct {
 	pos   int
 	incr  float64
 	lam   float64
+	fresh *refEnt // clock: the entry being inserted, kept behind the entries the hand spares
+}
+
+// settle ends a clock insertion once the weight is within the maximum.
+func (m *refModel) settle() {
+	if m.weight() <= m.max {
+		m.fresh = nil
+	}
+}
+
+func (m *refModel) remove(k uint64) {
+	if m.fresh == m.ents[k] {
+		m.fresh = nil
+	}
+	delete(m.ents, k)
+	m.settle()
 }
 
 func (m *refModel) rescale() {
@@ -68,6 +84,10 @@ func (m *refModel) add(k, w uint64) {
 		m.rescale()
 	}
 	m.ents[k] = e
+	if m.kind == "clock" {
+		m.fresh = e
+		m.settle()
+	}
 }
 
 func (m *refModel) access(k uint64) {
@@ -103,6 +123,7 @@ func (m *refModel) replace(k, w uint64) {
 	case "clock":
 		m.clock++
 		m.ents[k].ref = true
+		m.settle()
 	default:
 		m.access(k)
 	}
@@ -110,6 +131,7 @@ func (m *refModel) replace(k, w uint64) {
 
 func (m *refModel) evict() (uint64, bool) {
 	if m.weight() <= m.max {
+		m.fresh = nil
 		return 0, false
 	}
 	var best *refEnt
@@ -130,16 +152,24 @@ func (m *refModel) evict() (uint64, bool) {
 				}
 			}
 		}
-		if m.kind == "clock" && best.ref {
+		if m.kind == "clock" && best.ref && best != m.fresh {
 			best.ref = false
 			m.pos++
 			best.order = m.pos
+			if m.fresh != nil {
+				m.pos++
+				m.fresh.order = m.pos
+			}
 			best = nil
 			continue
 		}
 		break
 	}
+	if best == m.fresh {
+		m.fresh = nil
+	}
 	delete(m.ents, best.k)
+	m.settle()
 	if m.kind == "lfu" {
 		m.age = best.key
 	}
@@ -195,7 +225,7 @@ func TestReferenceOrder(t *testing.T) {
 					default:
 						p.Remove(n)
 						delete(nodes, k)
-						delete(m.ents, k)
+						m.remove(k)
 					}
 					if r.IntN(5) != 0 {
 						continue
