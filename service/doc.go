@@ -29,15 +29,19 @@
 // JSON value, an object with the fields id (a string) and entry (any JSON
 // value) and no others, or an array of such objects. The whole body is
 // checked before anything is stored: one bad message stores nothing.
+// The server does not decode content codings: a PUT or POST body must be
+// sent as is, without a Content-Encoding (but identity), and a PUT stores
+// a whole value, without a Content-Range.
 //
 // Every error is a JSON object {"error": "...", "status": N}: 400 for a bad
-// key, TTL, Content-Type (a PUT's, over 255 bytes) or body (malformed or
-// trailing JSON, a body that is not UTF-8, a message without id or entry,
-// an unknown field), 404 for an unknown path
+// key, TTL, Content-Type (a PUT's, over 255 bytes), Content-Range (a
+// PUT's) or body (malformed or trailing JSON, a body that is not UTF-8, a
+// message without id or entry, an unknown field), 404 for an unknown path
 // or a missing entry, 405 (with an Allow header) for a method a path does
 // not support, 408 for a body not received within ReadTimeout, 413 for a
 // value over MaxValueBytes or a POST body over MaxBodyBytes, 415 for a POST
-// that is not application/json, 503 while shutting down or for a DELETE
+// that is not application/json or a content-encoded body (with an
+// Accept-Encoding: identity header), 503 while shutting down or for a DELETE
 // whose second-tier delete failed (see Tier). A 500 only means a
 // bug (a recovered panic, which is logged and counted) or a value written to
 // Server.Store directly in another form than EncodeValue's (logged). A

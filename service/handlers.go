@@ -63,7 +63,13 @@ var (
 	errNotUTF8        = newAPIError(http.StatusBadRequest, "malformed JSON: the body is not UTF-8")
 	errReadTimeout    = newAPIError(http.StatusRequestTimeout, "timed out reading the request body")
 	errTierDelete     = newAPIError(http.StatusServiceUnavailable, "deleted from this instance, but the second tier failed: the key may be served again from it; retry")
+	errEncoded        = newAPIError(http.StatusUnsupportedMediaType, "the body must not be content-encoded (Content-Encoding): send it as is")
+	errContentRange   = newAPIError(http.StatusBadRequest, "a PUT stores a whole value: Content-Range is not allowed")
 )
+
+// identityOnly is the Accept-Encoding of a 415 for a content-encoded body
+// (RFC 9110, section 12.5.3): no coding but identity is accepted.
+var identityOnly = []string{"identity"}
 
 // ServeHTTP serves the API; see the package documentation.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -260,6 +266,14 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, key string) int {
 	if e != nil {
 		return s.fail(w, e)
 	}
+	if e := checkEncoding(w, r); e != nil {
+		return s.fail(w, e)
+	}
+	if _, ok := r.Header["Content-Range"]; ok {
+		// Part of a value, which would be stored as the whole (RFC 9110,
+		// section 14.4: an origin server must refuse it).
+		return s.fail(w, errContentRange)
+	}
 	if r.ContentLength > int64(s.o.MaxValueBytes) {
 		return s.fail(w, errValueTooLarge)
 	}
@@ -309,6 +323,9 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, key string) int 
 func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 	if !isJSON(r.Header["Content-Type"]) {
 		return s.fail(w, errNotJSON)
+	}
+	if e := checkEncoding(w, r); e != nil {
+		return s.fail(w, e)
 	}
 	ttl, e := s.requestTTL(r)
 	if e != nil {
@@ -553,6 +570,22 @@ func queryValue(raw, name string) (string, bool) {
 		return v, true
 	}
 	return "", true
+}
+
+// checkEncoding returns the error for a request body with a content coding
+// (Content-Encoding gzip, ...), which the server does not decode: stored
+// as sent, it would be served back still encoded but without its
+// Content-Encoding. It sets the Accept-Encoding of that error's response.
+func checkEncoding(w http.ResponseWriter, r *http.Request) *apiError {
+	for _, v := range r.Header["Content-Encoding"] {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.TrimSpace(c); c != "" && !strings.EqualFold(c, "identity") {
+				w.Header()["Accept-Encoding"] = identityOnly
+				return errEncoded
+			}
+		}
+	}
+	return nil
 }
 
 // isJSON reports whether a Content-Type header is application/json (with
