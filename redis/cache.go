@@ -370,15 +370,9 @@ func unavailableReply(err error) bool {
 	// cluster resharding): the slot is in transit, not the key foreign.
 	// WRONGPASS is a client whose credentials the server refuses (every
 	// command fails, as with NOAUTH); NOREPLICAS a master with fewer
-	// replicas than min-replicas-to-write (every write fails). The two
-	// ERR replies about credentials are those of an AUTH refused by a
-	// server without a password ("ERR AUTH <password> called without any
-	// password configured") and by one before Redis 6 ("ERR invalid
-	// password"): go-redis sends AUTH on each new connection and returns
-	// its error for the command that needed the connection.
+	// replicas than min-replicas-to-write (every write fails).
 	for _, p := range []string{"LOADING", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN", "READONLY", "MOVED ", "ASK ",
-		"BUSY", "NOAUTH", "WRONGPASS", "NOPERM", "NOREPLICAS", "NOSCRIPT", "OOM", "MISCONF", "ERR max number of clients",
-		"ERR AUTH ", "ERR invalid password"} {
+		"BUSY", "NOAUTH", "WRONGPASS", "NOPERM", "NOREPLICAS", "NOSCRIPT", "OOM", "MISCONF", "ERR max number of clients"} {
 		if strings.HasPrefix(err.Error(), p) {
 			return true
 		}

@@ -61,21 +61,3 @@ func TestNoReplicasOpensBreaker(t *testing.T) {
 		t.Errorf("breaker after a NOREPLICAS write: %v; want open", st.Breaker)
 	}
 }
-
-// A RESP2 client with a password, against a server that has none, gets
-// "ERR AUTH <password> called without any password configured" for every
-// command (its connection's AUTH fails): Redis unavailable to this client,
-// not an unreadable key.
-func TestAuthWithoutServerPasswordIsUnavailable(t *testing.T) {
-	s := private(t)
-	cl := goredis.NewClient(&goredis.Options{Addr: s.Addr(), Password: "secret", Protocol: 2, ContextTimeoutEnabled: true})
-	defer cl.Close()
-	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) { o.BreakerFailures = 1 })
-	_, _, found, err := bt.Get(context.Background(), nil, []byte("k"))
-	if err == nil || found {
-		t.Errorf("ByteTier.Get with a password the server does not ask for: found %v, err %v; want an error", found, err)
-	}
-	if st := bt.Stats(); st.L2Incompatible != 0 || st.Breaker != BreakerOpen {
-		t.Errorf("ByteTier after the refused AUTH: L2Incompatible %d, breaker %v; want 0, open", st.L2Incompatible, st.Breaker)
-	}
-}
