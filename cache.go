@@ -1051,12 +1051,34 @@ func (c *cache[K, V]) afterWrite(ev event[K, V]) {
 		// would lose it, and the entry, in the index but unknown to the
 		// policy, would never be evicted.
 		if c.mu.TryLock() {
-			vb, p := c.passLocked()
-			pend = c.dropVictims(vb, append(pend, p...))
+			pend = c.drainFor(ev, pend)
 		} else {
 			runtime.Gosched()
 		}
 	}
+}
+
+// drainFor is afterWrite's pass over a full queue, which ev waits to
+// enter: it runs a pass (the caller holds c.mu, which the pass releases)
+// and returns pend with the pass's removals appended. If the pass panics
+// (a Clock), ev, which can then never be queued, is applied here instead,
+// without a pass (records may be applied out of order: see applyWrite),
+// and the removals of afterWrite's earlier passes are reported: otherwise
+// the entry would stay in the index unknown to the policy, never evicted,
+// and a later write of its key would wait for the record forever.
+func (c *cache[K, V]) drainFor(ev event[K, V], pend []removal[K, V]) []removal[K, V] {
+	ran := false
+	defer func() {
+		if !ran {
+			c.mu.Lock()
+			c.applyWrite(ev)
+			c.mu.Unlock()
+			c.report(pend)
+		}
+	}()
+	vb, p := c.passLocked()
+	ran = true
+	return c.dropVictims(vb, append(pend, p...))
 }
 
 // maintain runs a maintenance pass, if it gets the lock (always, if block),

@@ -94,14 +94,12 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 			waits = append(waits, f)
 			continue
 		}
-		prev, _ := c.core.Peek(k)
-		if prev != nil {
-			if st, isDue := c.view(prev, c.now(), c.epoch.Load()); st != unusable {
-				sh.mu.Unlock()
-				v, err := c.answer(ctx, k, prev, st, isDue, false)
-				take(k, v, err, st)
-				continue
-			}
+		prev, st, isDue := c.recheck(sh, k)
+		if st != unusable {
+			sh.mu.Unlock()
+			v, err := c.answer(ctx, k, prev, st, isDue, false)
+			take(k, v, err, st)
+			continue
 		}
 		if err := ctx.Err(); err != nil {
 			// A caller that has already given up starts no load.
@@ -184,10 +182,30 @@ func (c *Cache[K, V]) refreshMany(ctx context.Context, due []dueKey[K, V]) {
 		return
 	}
 	var fl []*flight[K, V]
+	asked := 0
+	defer func() {
+		if asked == len(due) {
+			return
+		}
+		// refreshFlight's Clock read (the core's Peek) panicked: give
+		// back the claims not asked for, and launch the flights already
+		// registered (callers may have joined them), or give the slot
+		// back, as the panic unwinds.
+		for _, d := range due[asked:] {
+			d.r.refreshing.Store(false)
+		}
+		if len(fl) == 0 {
+			<-c.slots
+			return
+		}
+		c.stats.refreshes.Add(uint64(len(fl)))
+		c.launch(ctx, fl, true)
+	}()
 	for _, d := range due {
 		if f := c.refreshFlight(d.key, d.r); f != nil {
 			fl = append(fl, f)
 		}
+		asked++
 	}
 	if len(fl) == 0 {
 		<-c.slots

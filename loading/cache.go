@@ -256,12 +256,10 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 	// Check the cache again, now that no load of the key can finish
 	// behind our back: a load that ended since our lookup stored its
 	// result before leaving the table, and a Set stored its value.
-	prev, _ := c.core.Peek(key)
-	if prev != nil {
-		if st, due := c.view(prev, c.now(), c.epoch.Load()); st != unusable {
-			sh.mu.Unlock()
-			return c.answer(ctx, key, prev, st, due, false)
-		}
+	prev, st, due := c.recheck(sh, key)
+	if st != unusable {
+		sh.mu.Unlock()
+		return c.answer(ctx, key, prev, st, due, false)
 	}
 	if err := ctx.Err(); err != nil {
 		// A caller that has already given up starts no load.
@@ -272,9 +270,9 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 	sh.register(f)
 	sh.mu.Unlock()
 	if c.probe != nil {
-		next, v, ttl, found := c.runProbe(ctx, f)
+		next, v, ttl, found, now := c.runProbe(ctx, f)
 		if found {
-			c.finish(f, outcome[V]{value: v, kind: loaded, limit: max(ttl, 0), limited: ttl >= 0}, c.now())
+			c.finish(f, outcome[V]{value: v, kind: loaded, limit: max(ttl, 0), limited: ttl >= 0}, now)
 			return f.value, f.err
 		}
 		sh.mu.Lock()
@@ -289,11 +287,34 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 	return c.wait(ctx, f)
 }
 
+// recheck looks key up again for a caller that holds sh.mu: its record, if
+// any, and what that answers now (unusable without a record). It reads the
+// Clock: if that panics, recheck unlocks sh.mu as the panic unwinds, so
+// that a caller recovering the panic (as net/http recovers a handler's)
+// does not leave the shard locked for good, and every later miss of its
+// keys waiting for it.
+func (c *Cache[K, V]) recheck(sh *shard[K, V], key K) (prev *record[V], st state, due bool) {
+	returned := false
+	defer func() {
+		if !returned {
+			sh.mu.Unlock()
+		}
+	}()
+	if prev, _ = c.core.Peek(key); prev != nil {
+		st, due = c.view(prev, c.now(), c.epoch.Load())
+	}
+	returned = true
+	return prev, st, due
+}
+
 // runProbe asks the Prober about f's key, turning a panic into not found.
 // If the Prober calls runtime.Goexit, the caller's goroutine cannot go on
 // to load: runProbe fails f with a *PanicError as the goroutine unwinds,
 // so that the key's other callers do not wait for a load nobody runs.
-func (c *Cache[K, V]) runProbe(ctx context.Context, f *flight[K, V]) (next context.Context, v V, ttl time.Duration, found bool) {
+// With a found value it also reads the time to store it at (now): a
+// Clock's panic there counts as the probe's, and f is loaded, instead of
+// leaving f in the table with nobody to finish it.
+func (c *Cache[K, V]) runProbe(ctx context.Context, f *flight[K, V]) (next context.Context, v V, ttl time.Duration, found bool, now int64) {
 	returned := false
 	defer func() {
 		if returned {
@@ -316,11 +337,14 @@ func (c *Cache[K, V]) runProbe(ctx context.Context, f *flight[K, V]) (next conte
 	*pctx = probeContext[K, V]{Context: ctx, c: c, self: [1]*flight[K, V]{f}}
 	pctx.ch = chain[K, V]{flights: pctx.self[:], parent: chainOf(ctx, c)}
 	next, v, ttl, found = c.probe.Probe(pctx, f.key)
+	if found {
+		now = c.now()
+	}
 	returned = true
 	if next == nil {
 		next = ctx
 	}
-	return next, v, ttl, found
+	return next, v, ttl, found, now
 }
 
 // wait returns f's result, or ctx.Err() if ctx ends first.
@@ -351,7 +375,18 @@ func (c *Cache[K, V]) refresh(ctx context.Context, key K, r *record[V]) {
 		c.stats.refreshSkips.Add(1)
 		return
 	}
+	// refreshFlight reads the Clock (the core's Peek): if that panics,
+	// the slot and the claim are given back as the panic unwinds, or the
+	// slot (and the key's reloads) would stay taken for good.
+	returned := false
+	defer func() {
+		if !returned {
+			<-c.slots
+			r.refreshing.Store(false)
+		}
+	}()
 	f := c.refreshFlight(key, r)
+	returned = true
 	if f == nil {
 		<-c.slots
 		return
