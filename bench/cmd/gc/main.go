@@ -80,6 +80,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if *valueBytes < 1 || *forced < 1 || *churn < 0 || *requests < 1 || *minWindow <= 0 || *maxWindow < *minWindow || *rounds < 1 {
 			return fmt.Errorf("bad flags: sizes, counts and durations must be positive, -max-window at least -min-window")
 		}
+		if *minCycles < 0 {
+			return fmt.Errorf("-min-cycles %d is negative", *minCycles)
+		}
 		start := time.Now()
 		rep = gcimpact.Report{Header: out.Header("./bench/cmd/gc", args), Sizes: ss, Template: tmpl, Rounds: *rounds,
 			Caches: gcimpact.Describe(names)}

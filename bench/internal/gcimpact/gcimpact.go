@@ -151,7 +151,7 @@ const syncEvery = 1024
 // RunJob does a Job in this process.
 func RunJob(j Job) (Result, error) {
 	if j.Entries < 0 || j.Capacity < 1 || j.Entries > j.Capacity || j.ValueBytes < 1 || j.ForcedGCs < 1 ||
-		j.ChurnRate < 0 || j.RequestRate < 1 || j.MinWindow <= 0 || j.MaxWindow < j.MinWindow {
+		j.ChurnRate < 0 || j.RequestRate < 1 || j.MinWindow <= 0 || j.MaxWindow < j.MinWindow || j.MinCycles < 0 {
 		return Result{}, fmt.Errorf("gcimpact: bad job %+v", j)
 	}
 	res := Result{Cache: j.Cache, Entries: j.Entries}

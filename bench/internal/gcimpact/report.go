@@ -172,7 +172,11 @@ func (r *Report) DetailTable(size int, names []string) string {
 		if n == None {
 			held = "–"
 		}
-		t.Row(n, held, fillText(x.FillS), fillText(x.FillMaxMs), f1(x.HeapMB), f1(x.RSSMB), fmt.Sprintf("%.2f", x.ObjectsM), fmt.Sprintf("%.2f", x.ForcedMs), fmt.Sprintf("%.2f", x.ForcedMedMs), fmt.Sprintf("%.1f", x.ForcedCPUms), cpuText(x.ForcedPCPU),
+		fill := fillText(x.FillS)
+		if x.Entries == 0 {
+			fill = "–" // an empty cache's Fill is only the wait for its pending writes
+		}
+		t.Row(n, held, fill, fillText(x.FillMaxMs), f1(x.HeapMB), f1(x.RSSMB), fmt.Sprintf("%.2f", x.ObjectsM), fmt.Sprintf("%.2f", x.ForcedMs), fmt.Sprintf("%.2f", x.ForcedMedMs), fmt.Sprintf("%.1f", x.ForcedCPUms), cpuText(x.ForcedPCPU),
 			fmt.Sprintf("%.1f", x.Window), fmt.Sprintf("%.0f", x.Cycles), fmt.Sprintf("%.3f", x.GCCPUPerSec), f0(x.MaxPauseUs),
 			f1(x.P50us), f1(x.P99us), f1(x.P999us), f0(x.MaxUs))
 	}
@@ -199,9 +203,10 @@ func cpuText(ms float64) string {
 func f0(x float64) string { return fmt.Sprintf("%.0f", x) }
 func f1(x float64) string { return fmt.Sprintf("%.1f", x) }
 
-// Charts draws the forced-GC and p99.9 charts of the sizes above 0 into
-// dir, named prefix-forced.png and prefix-p999.png, for the named caches
-// (all and the baseline if nil), and returns their names.
+// Charts draws the forced-GC and p99.9 charts of every size (0 as
+// "empty"; the baseline, measured at 0 only, has its one figure at every
+// size) into dir, named prefix-forced.png and prefix-p999.png, for the
+// named caches (all and the baseline if nil), and returns their names.
 func (r *Report) Charts(dir, prefix string, names []string) ([]string, error) {
 	if names == nil {
 		names = r.names()

@@ -328,6 +328,12 @@ func Measure(cfg Config) (*Results, error) {
 		return nil, fmt.Errorf("visibility: rounds and probes must be positive")
 	}
 	for _, g := range cfg.ProbeGoroutines {
+		// The goroutines share the probes: with fewer probes than
+		// goroutines each would do none, and the tables would show an
+		// empty run as one without a miss.
+		if cfg.Probes < g {
+			return nil, fmt.Errorf("visibility: %d probes cannot be shared by %d goroutines", cfg.Probes, g)
+		}
 		// Every key a probe run writes must fit, or evictions would count
 		// as writes dropped.
 		if n := cfg.Probes + g*updateKeys + sharedKeys; n > ProbeCapacity {
