@@ -71,7 +71,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		goroutines, err := cli.Ints(*gs, cli.Positive)
 		var bad *cli.IntError
 		if errors.As(err, &bad) {
-			return fmt.Errorf("-goroutines: bad count %q", bad.Field)
+			return fmt.Errorf("-goroutines: bad count %q: %v", bad.Field, bad.Err)
 		}
 		if *rounds < 1 {
 			return fmt.Errorf("-rounds must be positive")

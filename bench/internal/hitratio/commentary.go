@@ -350,13 +350,17 @@ func summaryText(rs *Results, sums []Summary) string {
 	everywhere := []string{}
 	n := len(rs.Points())
 	for _, s := range sums {
+		if s.Kind != KindOptimum {
+			bestMean = max(bestMean, s.Mean)
+		}
+	}
+	// The ties are those equal to the highest mean at the report's
+	// precision, as the summary table bolds them, whatever their order.
+	for _, s := range sums {
 		if s.Kind == KindOptimum {
 			continue
 		}
-		switch {
-		case s.Mean > bestMean+1e-9:
-			bestMean, best = s.Mean, []string{s.Cache}
-		case same(s.Mean, bestMean):
+		if same(s.Mean, bestMean) {
 			best = append(best, s.Cache)
 		}
 		if s.Best == n {

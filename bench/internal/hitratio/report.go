@@ -195,7 +195,7 @@ func writeMethod(w io.Writer, rs *Results, m Meta) {
 		}
 	}
 	if bg := backgroundNames(rs); len(bg) > 0 && m.Isolate {
-		p("- **Scheduling**: the deterministic caches were replayed %d at a time; the caches that run goroutines of their own (%s) were replayed "+
+		p("- **Scheduling**: the other caches were replayed %d at a time; the caches that run goroutines of their own (%s) were replayed "+
 			"one at a time afterwards, with no other replay running, because their hit ratios depend on how promptly their goroutines get a processor.\n",
 			m.Parallel, strings.Join(bg, ", "))
 	} else {
@@ -336,9 +336,14 @@ func summaryOrder(sums []Summary) []Summary {
 	return out
 }
 
+// gap formats a mean gap in points, "" for NaN; a gap that rounds to
+// zero is "0.00", never "-0.00".
 func gap(v float64) string {
 	if math.IsNaN(v) {
 		return ""
+	}
+	if math.Round(v*100) == 0 {
+		return pct(0)
 	}
 	return pct(v)
 }
