@@ -325,8 +325,10 @@ func (c *Cache[K, V]) runProbe(ctx context.Context, f *flight[K, V]) (next conte
 			next, v, found = ctx, zero, false
 			return
 		}
+		// Nothing is stored for a Goexit: no time is needed (and no
+		// Clock's panic can leave f unfinished).
 		pe := &PanicError{Goexit: true, Stack: debug.Stack()}
-		c.finish(f, outcome[V]{kind: abandoned, err: pe}, c.now())
+		c.finish(f, outcome[V]{kind: abandoned, err: pe}, 0)
 	}()
 	// The probe's context names f's key as being loaded by this call
 	// chain, as a loader's does: a probe that asks the cache for it
@@ -434,9 +436,14 @@ func (c *Cache[K, V]) Set(key K, value V) bool {
 	sh := c.shard(key)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	c.overtake(sh, key)
 	now := c.now()
-	return c.put(key, c.valueRecord(value, now, c.epoch.Load().gen), now) != nil
+	ok := c.put(key, c.valueRecord(value, now, c.epoch.Load().gen), now) != nil
+	// Overtake only once put has returned: a Set whose Weigher (or
+	// Clock) panics stores nothing, and must not throw the load's result
+	// away either. (Both happen under the shard lock, so no load can
+	// finish in between.)
+	c.overtake(sh, key)
+	return ok
 }
 
 // Delete removes key. A load of key in flight when Delete is called still

@@ -15,9 +15,12 @@ var (
 	// ErrStale marks a stale value: Get returned a value together with an
 	// error for which errors.Is(err, ErrStale) holds. The value is usable;
 	// it is past its TTL (or was loaded before ExpireAll) but within
-	// Options.MaxStale, and a reload is running or has failed. When the
-	// last reload failed, the error also wraps that failure, so
-	// errors.Is(err, sourceErr) holds as well.
+	// Options.MaxStale. A background reload of it is running, or has
+	// failed (retried after Options.ErrorTTL), or was skipped (no free
+	// slot under Options.MaxConcurrentRefreshes, or the caller's context
+	// had already ended; retried by a later read). When the last reload failed, the
+	// error also wraps that failure, so errors.Is(err, sourceErr) holds as
+	// well.
 	ErrStale = errors.New("loading: stale value")
 
 	// ErrReentrant is returned when a loader asks the cache for a key that

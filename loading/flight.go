@@ -141,9 +141,10 @@ func (c *Cache[K, V]) launch(ctx context.Context, fl []*flight[K, V], slot bool)
 	c.lifeMu.RLock()
 	if c.closed.Load() {
 		c.lifeMu.RUnlock()
-		now := c.now()
+		// Nothing is stored after Close: no time is needed (and no
+		// Clock's panic can leave fl unfinished).
 		for _, f := range fl {
-			c.finish(f, outcome[V]{kind: abandoned, err: ErrClosed}, now)
+			c.finish(f, outcome[V]{kind: abandoned, err: ErrClosed}, 0)
 		}
 		if slot {
 			<-c.slots
@@ -254,9 +255,13 @@ func (c *Cache[K, V]) run(ctx context.Context, fl []*flight[K, V], slot bool, li
 	}
 	m, err := c.bulk.LoadMany(ctx, keys)
 	now := c.now()
+	// A *BulkError, alone or wrapped (fmt.Errorf's %w), gives per-key
+	// errors and leaves the keys it does not name not found. Joined with
+	// other errors (errors.Join), its keys still get their own errors,
+	// but the others fail with the whole error: it says more went wrong.
 	var be *BulkError[K]
 	whole := err
-	if err != nil && errors.As(err, &be) {
+	if err != nil && errors.As(err, &be) && onlyBulk(err, be) {
 		whole = nil
 	}
 	failure := false
@@ -282,6 +287,22 @@ func (c *Cache[K, V]) run(ctx context.Context, fl []*flight[K, V], slot bool, li
 		c.finish(f, outs[i], now)
 		finished++
 	}
+}
+
+// onlyBulk reports whether err is be, or wraps be through errors that
+// each wrap just one error (so that be is all that err reports).
+func onlyBulk[K comparable](err error, be *BulkError[K]) bool {
+	for err != nil {
+		if e, ok := err.(*BulkError[K]); ok && e == be {
+			return true
+		}
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return false
+		}
+		err = u.Unwrap()
+	}
+	return false
 }
 
 // classify sorts a loader's result.
@@ -344,7 +365,23 @@ func (c *Cache[K, V]) finish(f *flight[K, V], o outcome[V], now int64) {
 // deliver ends finish: it unlocks f's shard, which the caller holds with f
 // out of the table, and hands o to f's waiters. stored is the record
 // finish stored, if any.
+//
+// The core's Peek reads the Clock: if that panics (on the caller's
+// goroutine of a Prober's hit or of a launch after Close, where the
+// panic may be recovered), the shard is still unlocked and o handed to
+// the waiters as the panic unwinds.
 func (c *Cache[K, V]) deliver(f *flight[K, V], o outcome[V], stored *record[V]) {
+	defer func() {
+		done := f.done // no waiter can come any more: f is out of the table
+		f.sh.mu.Unlock()
+		f.value, f.err = o.value, o.err
+		if done != nil {
+			close(done)
+		}
+		if f.onDone != nil {
+			f.onDone()
+		}
+	}()
 	// Whatever record the key has now may have had its reload claimed
 	// by a reader that found this flight running: let the next reader
 	// claim it again. (A record just stored is new: nobody claimed it.)
@@ -352,15 +389,6 @@ func (c *Cache[K, V]) deliver(f *flight[K, V], o outcome[V], stored *record[V]) 
 		if cur, ok := c.core.Peek(f.key); ok {
 			cur.refreshing.Store(false)
 		}
-	}
-	done := f.done // no waiter can come any more: f is out of the table
-	f.sh.mu.Unlock()
-	f.value, f.err = o.value, o.err
-	if done != nil {
-		close(done)
-	}
-	if f.onDone != nil {
-		f.onDone()
 	}
 }
 

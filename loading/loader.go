@@ -46,12 +46,16 @@ func (f LoaderFunc[K, V]) Load(ctx context.Context, key K) (V, error) { return f
 //
 //   - a key present in the returned map was loaded with that value, even
 //     when the error is not nil (partial results are kept);
-//   - with a nil error, or with a *BulkError[K], a key absent from the map
-//     (and from BulkError.Errors) does not exist: it is remembered as not
-//     found, as if its error were ErrNotFound;
+//   - with a nil error, or with a *BulkError[K] (possibly wrapped, as by
+//     fmt.Errorf's %w), a key absent from the map (and from
+//     BulkError.Errors) does not exist: it is remembered as not found, as
+//     if its error were ErrNotFound;
 //   - a *BulkError[K] gives per-key errors in its Errors map (ErrNotFound
-//     among them, for an explicit negative answer);
-//   - any other error fails every key absent from the map with that error.
+//     among them, for an explicit negative answer), also when it is
+//     joined with other errors (errors.Join);
+//   - any other error, a *BulkError[K] joined with others included, fails
+//     every key absent from the map (and from BulkError.Errors) with that
+//     error.
 //
 // Keys in the map that were not asked for are ignored. A panic or a
 // runtime.Goexit fails every key of the call with a *PanicError.
