@@ -13,7 +13,7 @@
 //	                           them: each entry's raw JSON is stored under its
 //	                           id (200, {"stored": N})
 //	GET    /v1/stats           statistics (JSON)
-//	GET    /healthz            {"status":"ok"}
+//	GET    /healthz            {"status":"ok"} (503 after Server.Close)
 //	GET    /metrics            Prometheus text format
 //
 // The key is the rest of the path after /v1/entries/, percent-decoded, so
@@ -41,8 +41,9 @@
 // not support, 408 for a body not received within ReadTimeout, 413 for a
 // value over MaxValueBytes or a POST body over MaxBodyBytes, 415 for a POST
 // that is not application/json or a content-encoded body (with an
-// Accept-Encoding: identity header), 503 while shutting down or for a DELETE
-// whose second-tier delete failed (see Tier). A 500 only means a
+// Accept-Encoding: identity header), 503 while shutting down (a request
+// that reaches the handler after Server.Close) or for a DELETE whose
+// second-tier delete failed (see Tier). A 500 only means a
 // bug (a recovered panic, which is logged and counted) or a value written to
 // Server.Store directly in another form than EncodeValue's (logged). A
 // failed request changes nothing (but that DELETE, which has deleted the

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -170,6 +169,9 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, rt *route) int
 	case "/healthz":
 		if r.Method == http.MethodGet || r.Method == http.MethodHead {
 			*rt = routeHealth
+			if s.closed.Load() {
+				return s.fail(w, errClosed)
+			}
 			w.Header()["Content-Type"] = ctJSON
 			io.WriteString(w, `{"status":"ok"}`+"\n")
 			return http.StatusOK
@@ -237,6 +239,9 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, key string, withBod
 	}
 	b.val = v // keep the grown buffer
 	if !ok {
+		if s.closed.Load() {
+			return s.fail(w, errClosed) // the closed store misses every key
+		}
 		return s.fail(w, errNoEntry)
 	}
 	ct, body, valid := decodeValue(v)
@@ -310,6 +315,9 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, key string) int 
 		return s.fail(w, errTierDelete)
 	}
 	if !found {
+		if s.closed.Load() {
+			return s.fail(w, errClosed) // the closed store holds no key
+		}
 		return s.fail(w, errNoEntry)
 	}
 	w.WriteHeader(http.StatusNoContent)
@@ -434,9 +442,15 @@ var errTooLarge = errors.New("body too large")
 const maxPrealloc = 64 << 20
 
 // readBody appends the body to dst, failing with errTooLarge once more than
-// limit bytes were read (it reads at most about twice limit).
+// limit bytes were read: it reads at most limit+1 bytes, into a buffer
+// that grows (doubling) to at most that.
 func readBody(body io.Reader, dst []byte, limit int, contentLength int64) ([]byte, error) {
 	start := len(dst)
+	// The most dst may hold: the body's limit and a byte to see it is over.
+	end := math.MaxInt
+	if limit < math.MaxInt-start {
+		end = start + limit + 1
+	}
 	// dst's length with a body of known length, plus a byte to see its
 	// end; 0 if unknown (or too long for a slice: its capacity overflowed).
 	want := 0
@@ -450,13 +464,15 @@ func readBody(body io.Reader, dst []byte, limit int, contentLength int64) ([]byt
 	}
 	for {
 		if len(dst) == cap(dst) {
+			n := max(len(dst), 512)
 			if want > len(dst) {
-				dst = slices.Grow(dst, min(max(len(dst), 512), want-len(dst)))
-			} else {
-				dst = append(dst, 0)[:len(dst)]
+				n = min(n, want-len(dst))
 			}
+			grown := make([]byte, len(dst), len(dst)+min(n, end-len(dst)))
+			copy(grown, dst)
+			dst = grown
 		}
-		n, err := body.Read(dst[len(dst):cap(dst)])
+		n, err := body.Read(dst[len(dst):min(cap(dst), end)])
 		dst = dst[:len(dst)+n]
 		if len(dst)-start > limit {
 			return dst, errTooLarge

@@ -26,9 +26,9 @@ type Options struct {
 	// Shards is the number of store shards (bytecache.Options.Shards).
 	// Default 0: the store's default.
 	Shards int
-	// DefaultTTL is the time to live of entries written without one.
-	// Default 10 minutes. Negative: entries written without a TTL never
-	// expire.
+	// DefaultTTL is the time to live of entries written without one; it
+	// must be at most MaxTTL. Default 10 minutes, or MaxTTL if shorter.
+	// Negative: entries written without a TTL never expire.
 	DefaultTTL time.Duration
 	// MaxTTL bounds the TTL a request may ask for; longer is a 400.
 	// Default 100 years.
@@ -104,14 +104,14 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Shards < 0 || o.Shards > 1<<16 || o.Shards&(o.Shards-1) != 0 {
 		return bad("shards must be 0 or a power of two up to 65536, not %d", o.Shards)
 	}
-	if o.DefaultTTL == 0 {
-		o.DefaultTTL = DefaultTTL
-	}
 	if o.MaxTTL == 0 {
 		o.MaxTTL = DefaultMaxTTL
 	}
 	if o.MaxTTL < 0 || o.MaxTTL > DefaultMaxTTL {
 		return bad("max-ttl must be positive and at most %v", DefaultMaxTTL)
+	}
+	if o.DefaultTTL == 0 {
+		o.DefaultTTL = min(DefaultTTL, o.MaxTTL)
 	}
 	if o.DefaultTTL > o.MaxTTL {
 		return bad("default-ttl %v exceeds max-ttl %v", o.DefaultTTL, o.MaxTTL)
@@ -178,7 +178,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.Addr, "addr", orDefault(o.Addr, DefaultAddr), "address to listen on (host:port)")
 	fs.Var(sizeFlag{&o.MaxBytes}, "max-bytes", "budget of the in-memory store's entry storage (units: KiB, MiB, GiB, KB, MB, GB)")
 	fs.IntVar(&o.Shards, "shards", o.Shards, "store shards, a power of two (0: the store's default)")
-	fs.DurationVar(&o.DefaultTTL, "default-ttl", o.DefaultTTL, "TTL of entries written without one (negative: no expiry)")
+	fs.DurationVar(&o.DefaultTTL, "default-ttl", o.DefaultTTL, "TTL of entries written without one (negative: no expiry); 0: 10m, or max-ttl if shorter")
 	fs.DurationVar(&o.MaxTTL, "max-ttl", o.MaxTTL, "longest TTL a request may ask for")
 	fs.Var(intSizeFlag{&o.MaxKeyBytes}, "max-key-bytes", "longest key accepted (at most 65535)")
 	fs.Var(intSizeFlag{&o.MaxValueBytes}, "max-value-bytes", "largest value accepted (a PUT body or one POSTed entry); 0: 1 MiB, halved until it fits max-bytes")
@@ -193,15 +193,16 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 }
 
 // DefaultOptions returns Options with every default filled in, for
-// RegisterFlags to show them, except MaxValueBytes and MaxHeaderBytes:
-// their defaults depend on other limits (MaxBytes, MaxKeyBytes), so they
-// stay 0 and New fits them to the limits given. Filled in, they would be
-// the values of the default limits, and a flag raising MaxKeyBytes or
-// lowering MaxBytes would make New refuse them.
+// RegisterFlags to show them, except DefaultTTL, MaxValueBytes and
+// MaxHeaderBytes: their defaults depend on other limits (MaxTTL, MaxBytes,
+// MaxKeyBytes), so they stay 0 and New fits them to the limits given.
+// Filled in, they would be the values of the default limits, and a flag
+// lowering MaxTTL or MaxBytes or raising MaxKeyBytes would make New refuse
+// them.
 func DefaultOptions() Options {
 	o, _ := Options{}.withDefaults()
 	o.Logger = nil
-	o.MaxValueBytes, o.MaxHeaderBytes = 0, 0
+	o.DefaultTTL, o.MaxValueBytes, o.MaxHeaderBytes = 0, 0, 0
 	return o
 }
 

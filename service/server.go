@@ -31,6 +31,7 @@ type Server struct {
 	lastLog   atomic.Int64
 	dateCache atomic.Pointer[dateValue]
 	fence     *fence // orders Tier fills against changes; nil without a Tier
+	closed    atomic.Bool
 
 	// Test hooks. entered, when set, is called as a request enters the
 	// handler; shutdown, when set, runs (on its own goroutine) once the
@@ -211,8 +212,14 @@ func (s *Server) InvalidateAll() {
 	s.cache.Clear()
 }
 
-// Close closes the in-memory store. Call it after Serve has returned.
-func (s *Server) Close() error { return s.cache.Close() }
+// Close closes the in-memory store. Call it after Serve has returned: a
+// request served after Close (one still running when the graceful
+// shutdown timed out) answers 503, as the closed store can neither store
+// nor tell whether it held a key.
+func (s *Server) Close() error {
+	s.closed.Store(true)
+	return s.cache.Close()
+}
 
 // ListenAndServe listens on Options.Addr and serves until ctx is done; see
 // Serve.

@@ -183,15 +183,18 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 // (service.Options: "The zero value of each field selects the default") by
 // that default, so that the configuration log, which prints the flags'
 // values, shows the values in effect (--read-timeout 0 is 30s, not no
-// timeout). Shards (0: the store's own default), MaxValueBytes and
+// timeout); a zero DefaultTTL shows the default fitted to MaxTTL, as New
+// fits it. Shards (0: the store's own default), MaxValueBytes and
 // MaxHeaderBytes (which the server fits to the other limits, see
 // serveContext) keep their zeros.
 func zerosInEffect(o *service.Options) {
 	d := service.DefaultOptions()
 	o.Addr = cmp.Or(o.Addr, d.Addr)
 	o.MaxBytes = cmp.Or(o.MaxBytes, d.MaxBytes)
-	o.DefaultTTL = cmp.Or(o.DefaultTTL, d.DefaultTTL)
 	o.MaxTTL = cmp.Or(o.MaxTTL, d.MaxTTL)
+	if o.DefaultTTL == 0 && o.MaxTTL > 0 { // as New fits it (service.DefaultOptions)
+		o.DefaultTTL = min(service.DefaultTTL, o.MaxTTL)
+	}
 	o.MaxKeyBytes = cmp.Or(o.MaxKeyBytes, d.MaxKeyBytes)
 	o.MaxBodyBytes = cmp.Or(o.MaxBodyBytes, d.MaxBodyBytes)
 	o.ReadHeaderTimeout = cmp.Or(o.ReadHeaderTimeout, d.ReadHeaderTimeout)
