@@ -49,6 +49,7 @@ type reads struct {
 	idle     *sync.Cond // signalled when inFlight drops to zero
 	inFlight int
 	queue    []*queuedRead
+	closed   bool // wait was called (Close): no round trip starts any more
 }
 
 func newReads(c *core, exact bool, maxInFlight int) *reads {
@@ -62,12 +63,18 @@ func newReads(c *core, exact bool, maxInFlight int) *reads {
 // free, if coalescing is off, or if ctx ends before the read's Timeout
 // would (a queued read's round trip keeps the Timeout of the oldest read
 // in it, not the deadlines of the callers); otherwise it waits for the
-// next pipeline, or for ctx to end.
+// next pipeline, or for ctx to end. After wait (Close), a read that would
+// take a round trip or queue fails with ErrClosed: no round trip, and no
+// goroutine to drain a queue, starts after Close has returned.
 func (r *reads) get(ctx, cctx context.Context, key string, start time.Time) readResult {
 	if d, ok := ctx.Deadline(); r.maxInFlight <= 0 || ok && !d.After(start.Add(r.timeout)) {
 		return r.one(cctx, key)
 	}
 	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return readResult{err: ErrClosed}
+	}
 	if r.inFlight < r.maxInFlight {
 		r.inFlight++
 		r.mu.Unlock()
@@ -218,9 +225,11 @@ func (r *reads) pipeline(batch []*queuedRead) {
 }
 
 // wait returns when no round trip is in flight (Close: the goroutines that
-// drain the queue have ended; they end within Timeout).
+// drain the queue have ended; they end within Timeout), and refuses the
+// reads that come later (see get).
 func (r *reads) wait() {
 	r.mu.Lock()
+	r.closed = true
 	for r.inFlight > 0 {
 		r.idle.Wait()
 	}

@@ -72,9 +72,9 @@ type ByteTierOptions struct {
 	// the default, uses it with a *goredis.ClusterClient.
 	Sharded Sharding
 
-	// Logger receives lost subscriptions, breaker changes and unreadable
-	// entries (at most one line per kind per second). Default nil:
-	// slog.Default().
+	// Logger receives lost or refused subscriptions (see Options.Logger),
+	// breaker changes and unreadable entries (at most one line per kind
+	// per second). Default nil: slog.Default().
 	Logger *slog.Logger
 
 	// Clock is the breaker's time source. Default nil: the system clock.
@@ -196,8 +196,9 @@ var byteTierFingerprint = fingerprint[[]byte](BytesCodec{}, "cachekit/redis.Byte
 // NewByteTier returns a ByteTier configured by o, or an error wrapping
 // ErrInvalidOptions. It subscribes to the invalidations of its prefix and
 // waits up to Timeout for the subscription to be confirmed; if Redis does
-// not answer by then, the tier starts degraded and keeps trying in the
-// background (and Handlers.Flush is called once it succeeds).
+// not answer by then, or refuses (the connection or the subscription: then
+// NewByteTier returns at once), the tier starts degraded and keeps trying
+// in the background (and Handlers.Flush is called once it succeeds).
 func NewByteTier(o ByteTierOptions) (*ByteTier, error) {
 	if err := o.resolve(); err != nil {
 		return nil, err
@@ -287,7 +288,7 @@ func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl 
 		t.incompatible(key, err)
 		return dst, 0, false, nil
 	case err != nil:
-		if ctx.Err() == nil { // else the caller gave up: no failure of Redis
+		if !callerDone(ctx) { // else the caller gave up: no failure of Redis
 			t.st.l2Errors.Add(1)
 		}
 		return dst, 0, false, fmt.Errorf("redis: reading %q: %w", key, err)

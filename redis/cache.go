@@ -125,7 +125,8 @@ type write struct {
 // New returns a Cache configured by opts, or an error wrapping
 // ErrInvalidOptions. It subscribes to the invalidations of its prefix and
 // waits up to Options.Timeout for the subscription to be confirmed; if
-// Redis does not answer by then, the Cache starts degraded (see
+// Redis does not answer by then, or refuses (the connection or the
+// subscription: then New returns at once), the Cache starts degraded (see
 // DegradedTTL) and keeps trying in the background.
 func New[V any](opts Options[V]) (*Cache[V], error) {
 	if err := opts.resolve(); err != nil {
@@ -395,6 +396,12 @@ const (
 func (c *Cache[V]) read(ctx context.Context, key string) (entry, time.Duration, l2, time.Time) {
 	c.stripe(key).noteRead(key)
 	start := time.Now()
+	if c.life.Err() != nil {
+		// Closed while a Get probed (L1's Close does not wait for
+		// probes): Redis is not read after Close (the caller may have
+		// closed the client since), nor the breaker or counters touched.
+		return entry{}, 0, l2Unavailable, start
+	}
 	tk, ok := c.brk.allow()
 	if !ok {
 		c.st.l2Skipped.Add(1)
@@ -418,8 +425,9 @@ func (c *Cache[V]) read(ctx context.Context, key string) (entry, time.Duration, 
 		c.st.l2Incompatible.Add(1)
 		c.logs.log(c.log, "incompatible", "redis: unreadable key", "key", rkey, "err", err)
 		return entry{}, 0, l2Unavailable, start
-	case err != nil && ctx.Err() != nil:
-		// The caller gave up: no failure of Redis (nor of the breaker's).
+	case err != nil && (callerDone(ctx) || errors.Is(err, ErrClosed)):
+		// The caller gave up, or Close came first (reads.get): no
+		// failure of Redis (nor of the breaker's).
 		return entry{}, 0, l2Unavailable, start
 	case err != nil:
 		c.st.l2Errors.Add(1)
@@ -470,7 +478,7 @@ func (p prober[V]) Probe(ctx context.Context, key string) (context.Context, V, t
 	if c.clock == nil {
 		born = start
 	}
-	if found == l2Unavailable && ctx.Err() != nil {
+	if found == l2Unavailable && callerDone(ctx) {
 		// The caller gave up: the load (on its own goroutine) reads
 		// Redis again.
 		var zero V

@@ -48,7 +48,8 @@ type core struct {
 	flushLocal func()
 	lost       func()
 
-	returned   atomic.Bool // the constructor has returned: local copies may exist
+	returned   atomic.Bool   // the constructor has returned: local copies may exist
+	firstTry   chan struct{} // closed when the first subscription attempt has ended
 	subscribed atomic.Bool
 	confirms   atomic.Uint64 // subscriptions confirmed: see steadySince
 
@@ -112,17 +113,25 @@ func (c *core) init(s coreSettings) {
 		c.logs.log(c.log, "breaker", "redis: circuit breaker", "from", from.String(), "to", to.String())
 	})
 	c.life, c.endLife = context.WithCancel(context.Background())
+	c.firstTry = make(chan struct{})
 }
 
 // startSubscription starts the subscription's goroutine and waits up to
 // Timeout for the subscription to be confirmed, so that a healthy start
-// does not flush the local copies made right after it. The hooks must be
-// set.
+// does not flush the local copies made right after it; it waits no longer
+// once the first attempt has failed (Redis refused the connection or the
+// subscription: the start is not healthy, and the next attempt comes only
+// after ResubscribeDelay). The hooks must be set.
 func (c *core) startSubscription() {
 	c.wg.Add(1)
 	go c.subscribeLoop()
 	deadline := time.Now().Add(c.timeout)
 	for !c.subscribed.Load() && time.Now().Before(deadline) {
+		select {
+		case <-c.firstTry:
+			return
+		default:
+		}
 		time.Sleep(time.Millisecond)
 	}
 }
@@ -240,7 +249,7 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 		return w.Err()
 	})
 	if w.Err() != nil {
-		if ctx.Err() == nil {
+		if !callerDone(ctx) {
 			c.st.l2WriteErrors.Add(1)
 		}
 		return w, fmt.Errorf("redis: writing %q: %w", key, w.Err())
@@ -269,6 +278,19 @@ func (c *core) call(ctx context.Context, tk ticket, f func() error) error {
 	returned = true
 	c.report(ctx, tk, err)
 	return err
+}
+
+// callerDone reports whether the caller's context ctx has ended, or its
+// deadline has passed: a Redis call that the caller's deadline bounds fails
+// at it (the client sets it on the connection), often before ctx's own
+// timer has fired and set ctx.Err(). Either way the caller gave up first:
+// no failure of Redis.
+func callerDone(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }
 
 // clientPanic is the error of a call that panicked (a Redis call, in a
@@ -301,16 +323,16 @@ func recovered(f func() error) (err error) {
 
 // report tells the breaker how a Redis call, admitted with tk, went. A
 // call that ended because ctx (the caller's) ended tells nothing, nor does
-// one that panicked on one of the package's own goroutines (its error is
-// the *clientPanic that recovered returned), as for a panic that call lets
-// go on; a reply from the server counts as success unless it says the
+// one refused by Close (ErrClosed), nor one that panicked on one of the
+// package's own goroutines (its error is the *clientPanic that recovered
+// returned), as for a panic that call lets go on; a reply from the server counts as success unless it says the
 // server cannot serve (unavailableReply: LOADING, BUSY, CLUSTERDOWN and the
 // like).
 func (c *core) report(ctx context.Context, tk ticket, err error) {
 	switch {
 	case err == nil || errors.Is(err, goredis.Nil):
 		c.brk.success(tk)
-	case ctx.Err() != nil || isPanic(err):
+	case callerDone(ctx) || isPanic(err) || errors.Is(err, ErrClosed):
 		c.brk.neutral(tk)
 	case isServerReply(err) && !unavailableReply(err):
 		c.brk.success(tk)

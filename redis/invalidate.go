@@ -68,9 +68,11 @@ func (c *core) onMessage(payload string) {
 func (c *core) subscribeLoop() {
 	defer c.wg.Done()
 	delay := c.resubscribeDelay
+	first := true
 	for c.life.Err() == nil {
 		var confirmed bool
-		if err := recovered(func() error { confirmed = c.subscription(); return nil }); err != nil {
+		var failed error // why an attempt never confirmed ended
+		if err := recovered(func() error { confirmed, failed = c.subscription(); return nil }); err != nil {
 			// A client hook (or a handler) panicked: the subscription is
 			// closed (subscription's defer ran); it is tried again below.
 			c.logs.log(c.log, "subscription", "redis: the invalidation subscription panicked",
@@ -78,6 +80,14 @@ func (c *core) subscribeLoop() {
 		}
 		if c.life.Err() != nil {
 			return // Close
+		}
+		if !confirmed && failed != nil {
+			// Never up: Redis down, or refusing the subscription (SSUBSCRIBE
+			// unknown before Redis 7, a channel the ACL forbids). Nothing
+			// else would tell: every Get works, L1 is flushed every
+			// DegradedTTL.
+			c.logs.log(c.log, "subscribe", "redis: invalidation subscription failed; retrying",
+				"err", failed, "l1_flush_in", c.degradedTTL)
 		}
 		if cc, ok := c.client.(*goredis.ClusterClient); ok && c.sharded {
 			// The channel's slot may have moved (the subscription was
@@ -94,7 +104,7 @@ func (c *core) subscribeLoop() {
 		if lost {
 			c.st.losses.Add(1)
 			c.logs.log(c.log, "subscription", "redis: invalidation subscription lost; resubscribing",
-				"l1_flush_in", c.degradedTTL)
+				"err", failed, "l1_flush_in", c.degradedTTL)
 			if c.lost != nil {
 				c.lost()
 			}
@@ -104,6 +114,10 @@ func (c *core) subscribeLoop() {
 		c.armFlush()
 		if confirmed || lost {
 			delay = c.resubscribeDelay
+		}
+		if first {
+			first = false
+			close(c.firstTry) // startSubscription waits no longer
 		}
 		c.pause(delay)
 		delay = min(2*delay, 32*c.resubscribeDelay)
@@ -172,13 +186,14 @@ func (c *core) confirmFlush() {
 }
 
 // subscription runs one subscription until it fails or Close, and reports
-// whether it was ever confirmed.
-func (c *core) subscription() (confirmed bool) {
+// whether it was ever confirmed, and if not, why it failed (nil after
+// Close).
+func (c *core) subscription() (confirmed bool, failed error) {
 	ctx, cancel := context.WithTimeout(c.life, max(c.timeout, 100*time.Millisecond))
 	ps, ok := c.openPubSub(ctx)
 	if !ok {
 		cancel()
-		return false
+		return false, nil
 	}
 	defer func() {
 		c.psMu.Lock()
@@ -194,7 +209,7 @@ func (c *core) subscription() (confirmed bool) {
 	}
 	cancel()
 	if err != nil {
-		return false
+		return false, err
 	}
 
 	pinged := false
@@ -209,14 +224,14 @@ func (c *core) subscription() (confirmed bool) {
 		if err != nil {
 			var ne net.Error
 			if c.life.Err() != nil || !(errors.As(err, &ne) && ne.Timeout()) || pinged || !confirmed {
-				return confirmed
+				return confirmed, err
 			}
 			// Silent for a while: ask, and give it as long again.
 			ctx, cancel := context.WithTimeout(c.life, c.timeout)
 			err = ps.Ping(ctx)
 			cancel()
 			if err != nil {
-				return confirmed
+				return confirmed, err
 			}
 			pinged = true
 			continue
@@ -245,7 +260,7 @@ func (c *core) subscription() (confirmed bool) {
 				// lives on: a cluster moved the sharded channel's
 				// slot to another node (resharding, failover). A loss:
 				// subscribe again, where the slot is now.
-				return confirmed
+				return confirmed, errors.New("unsubscribed by the server")
 			}
 		}
 	}

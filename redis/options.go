@@ -171,9 +171,10 @@ type Options[V any] struct {
 	// to every node.
 	Sharded Sharding
 
-	// Logger receives failed Redis writes, lost subscriptions and breaker
-	// changes (at most one line per kind per second). Default nil:
-	// slog.Default().
+	// Logger receives failed Redis reads and writes, lost or refused
+	// subscriptions (a subscription that never comes up is logged at each
+	// failed attempt, with Redis's reply) and breaker changes (at most one
+	// line per kind per second). Default nil: slog.Default().
 	Logger *slog.Logger
 
 	// Clock is the time source of the breaker and of write ages, and of L1
