@@ -219,6 +219,9 @@ func (r *runner) work(ctx context.Context, rec *recorder) {
 					// Due, but the workers were too busy to send it in time.
 					rec.recordNotSent(j, cutoff.Sub(j.intended), !r.o.Closed, j.intended.Before(r.warmEnd))
 				}
+				// Nor are the jobs still due before the cut-off: all are
+				// counted at once.
+				rec.recordBacklog(r.sched.drain(), !r.o.Closed, r.warmEnd, r.o.WriteRatio)
 				continue
 			}
 		}
@@ -648,7 +651,7 @@ type counts struct {
 	requests, reads, writes, hits, misses, errors, warmup int64
 	notSent                                               int64
 	rywChecks, rywMissing, rywMismatch, rywErrors         int64
-	rywSuperseded, rywExpired                             int64
+	rywSuperseded, rywExpired, rywWarmup                  int64
 	intervalRequests, intervalErrors                      int64
 	beyondRange                                           int64
 }
@@ -666,10 +669,15 @@ const maxErrorKinds = 32
 func (rec *recorder) record(j job, out outcome, latency, response, lag time.Duration, paced, warm bool) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
+	c := &rec.counts
+	c.intervalRequests++
+	if !out.ok {
+		c.intervalErrors++
+	}
 	if !rec.count(j, out, warm) {
 		return
 	}
-	rec.recordLatency(latency)
+	_ = rec.interval.RecordValue(rec.recordLatency(latency))
 	if paced {
 		_ = rec.lag.RecordValue(clampHist(lag))
 		_ = rec.response.RecordValue(clampHist(response))
@@ -680,7 +688,8 @@ func (rec *recorder) record(j job, out outcome, latency, response, lag time.Dura
 // the cut-off, wait after it was due: a failure of kind kindNotSent, whose
 // send lag is wait and, in an open-loop run, whose latency is wait. It has
 // no response time, nor (closed loop, where latency starts at the send) a
-// latency.
+// latency. Nothing was sent: the live line, whose figures are those of the
+// requests done in its interval, leaves it out.
 func (rec *recorder) recordNotSent(j job, wait time.Duration, open, warm bool) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
@@ -694,15 +703,78 @@ func (rec *recorder) recordNotSent(j job, wait time.Duration, open, warm bool) {
 	_ = rec.lag.RecordValue(clampHist(wait))
 }
 
+// recordBacklog records the jobs of b as recordNotSent records each (those
+// due in the warm-up are left out), at once, whatever their number: their
+// waits, from when each was due to the cut-off, shrink from job to job, so
+// they are recorded by runs of jobs whose waits fall in one bucket of the
+// histograms. Their keys were never drawn, nor whether each is a read or a
+// write: the writes are the share writeRatio of them, rounded.
+func (rec *recorder) recordBacklog(b backlog, open bool, warmEnd time.Time, writeRatio float64) {
+	if b.first >= b.end {
+		return
+	}
+	g := int64(b.s.o.Group)
+	last := (b.end - 1) / g // the last job's group
+	// The first job due after the warm-up.
+	w := searchInt64(b.first/g, last+1, func(x int64) bool { return !b.s.groupDue(x).Before(warmEnd) })
+	if w > last {
+		return
+	}
+	from := max(b.first, w*g)
+	n := b.end - from
+	writes := int64(0)
+	switch {
+	case writeRatio >= 1:
+		writes = n
+	case writeRatio > 0:
+		writes = min(int64(math.Round(float64(n)*writeRatio)), n)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	c := &rec.counts
+	c.requests += n
+	c.writes += writes
+	c.reads += n - writes
+	c.notSent += n
+	rec.countErrors(kindNotSent, notSentText, n)
+	if open {
+		c.beyondRange += b.recordWaits(rec.total, from)
+	}
+	b.recordWaits(rec.lag, from)
+}
+
+// recordWaits records in h the waits of the jobs of b from job from on,
+// each in the histograms' range (clampHist), and returns how many of them
+// are above histMax.
+func (b backlog) recordWaits(h *hdrhistogram.Histogram, from int64) (beyond int64) {
+	g := int64(b.s.o.Group)
+	wait := func(x int64) time.Duration { return b.cutoff.Sub(b.s.groupDue(x)) }
+	last := (b.end - 1) / g // the last job's group
+	for x := from / g; x <= last; {
+		v := clampHist(wait(x))
+		// The groups after x whose waits, shorter, are in v's bucket.
+		next := searchInt64(x+1, last+1, func(y int64) bool { return !h.ValuesAreEquivalent(clampHist(wait(y)), v) })
+		end := b.end
+		if next <= last {
+			end = next * g
+		}
+		_ = h.RecordValues(v, end-max(from, x*g))
+		x = next
+	}
+	if over := searchInt64(from/g, last+1, func(y int64) bool { return wait(y) <= time.Duration(histMax) }); over > from/g {
+		beyond = b.end - from
+		if over <= last {
+			beyond = over*g - from
+		}
+	}
+	return beyond
+}
+
 // count counts request j and its outcome, in the warm-up if warm; it
 // reports whether the request is to be counted in the statistics (not in
 // the warm-up). rec.mu is held.
 func (rec *recorder) count(j job, out outcome, warm bool) bool {
 	c := &rec.counts
-	c.intervalRequests++
-	if !out.ok {
-		c.intervalErrors++
-	}
 	if warm {
 		// WarmupRequests counts the requests sent in the warm-up: one
 		// due then but never sent is left out of every count.
@@ -725,27 +797,33 @@ func (rec *recorder) count(j job, out outcome, warm bool) bool {
 		}
 	}
 	if !out.ok {
-		c.errors++
-		e := rec.errors[out.errKind]
-		if e == nil {
-			if len(rec.errors) >= maxErrorKinds {
-				out.errKind = "other"
-				e = rec.errors["other"]
-			}
-			if e == nil {
-				e = &ErrorCount{Example: out.errText}
-				rec.errors[out.errKind] = e
-			}
-		}
-		e.Count++
+		rec.countErrors(out.errKind, out.errText, 1)
 	}
 	return true
 }
 
-// recordLatency records a latency in the total and interval histograms; a
-// latency above histMax is counted in beyondRange and recorded as histMax.
-// rec.mu is held.
-func (rec *recorder) recordLatency(latency time.Duration) {
+// countErrors counts n failed requests of the given kind, with an example
+// message. rec.mu is held.
+func (rec *recorder) countErrors(kind, text string, n int64) {
+	rec.counts.errors += n
+	e := rec.errors[kind]
+	if e == nil {
+		if len(rec.errors) >= maxErrorKinds {
+			kind = "other"
+			e = rec.errors["other"]
+		}
+		if e == nil {
+			e = &ErrorCount{Example: text}
+			rec.errors[kind] = e
+		}
+	}
+	e.Count += n
+}
+
+// recordLatency records a latency in the total histogram and returns the
+// value recorded; a latency above histMax is counted in beyondRange and
+// recorded as histMax. rec.mu is held.
+func (rec *recorder) recordLatency(latency time.Duration) int64 {
 	// The histogram would take values somewhat above histMax (its last
 	// bucket reaches about 73 minutes), but the report promises that every
 	// latency above histMax is counted in BeyondRange and recorded as
@@ -756,19 +834,20 @@ func (rec *recorder) recordLatency(latency time.Duration) {
 		ns = histMax
 	}
 	_ = rec.total.RecordValue(ns)
-	_ = rec.interval.RecordValue(ns)
+	return ns
 }
 
 // clampHist returns d in nanoseconds, within the histograms' range.
 func clampHist(d time.Duration) int64 { return min(max(int64(d), histMin), histMax) }
 
 func (rec *recorder) recordRYW(res rywResult, warm bool) {
-	if warm {
-		return
-	}
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	c := &rec.counts
+	if warm {
+		c.rywWarmup++
+		return
+	}
 	c.rywChecks++
 	switch res {
 	case rywMissing:

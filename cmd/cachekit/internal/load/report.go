@@ -42,7 +42,10 @@ type Report struct {
 	WarmupRequests int64 `json:"warmup_requests"`
 	// Requests counts the requests completed after the warm-up (RYW check
 	// reads are counted in RYW only), and those of a paced run that were
-	// due but not sent (NotSent); Reads + Writes = Requests.
+	// due but not sent (NotSent); Reads + Writes = Requests. The requests
+	// not sent are split between Reads and Writes by WriteRatio (rounded)
+	// rather than drawn one by one, but for those a worker held at the
+	// cut-off.
 	Requests int64 `json:"requests"`
 	Reads    int64 `json:"reads"`
 	Writes   int64 `json:"writes"`
@@ -123,6 +126,10 @@ type RYW struct {
 	// the writes carried a TTL (Options.TTL), and the read completed that
 	// TTL or more after the write was sent. Not a violation.
 	Expired int64 `json:"expired"`
+	// WarmupChecks counts the check reads of the writes of the warm-up,
+	// which are counted nowhere else (the server served them all the
+	// same).
+	WarmupChecks int64 `json:"warmup_checks"`
 }
 
 // summarize summarizes h; an empty histogram gives a zero Latency.
@@ -180,6 +187,7 @@ func (r *runner) report(start, end time.Time) *Report {
 		c.rywErrors += x.rywErrors
 		c.rywSuperseded += x.rywSuperseded
 		c.rywExpired += x.rywExpired
+		c.rywWarmup += x.rywWarmup
 		c.beyondRange += x.beyondRange
 		for k, e := range rec.errors {
 			if kinds[k] == nil {
@@ -212,7 +220,7 @@ func (r *runner) report(start, end time.Time) *Report {
 	if o.RYW {
 		rep.RYW = &RYW{
 			Checks: c.rywChecks, Missing: c.rywMissing, Mismatch: c.rywMismatch, Errors: c.rywErrors,
-			Superseded: c.rywSuperseded, Expired: c.rywExpired,
+			Superseded: c.rywSuperseded, Expired: c.rywExpired, WarmupChecks: c.rywWarmup,
 		}
 	}
 	return rep
@@ -256,9 +264,15 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "errors       %d\n", rep.Errors)
+	// The kinds' column is as wide as the longest (kindNotSent is longer
+	// than most), so that the counts line up.
+	width := 22
+	for k := range rep.ErrorKinds {
+		width = max(width, len(k))
+	}
 	for _, k := range slices.Sorted(maps.Keys(rep.ErrorKinds)) {
 		e := rep.ErrorKinds[k]
-		fmt.Fprintf(&b, "  %-22s %d", k, e.Count)
+		fmt.Fprintf(&b, "  %-*s %d", width, k, e.Count)
 		if e.Example != "" { // none for a status
 			fmt.Fprintf(&b, "  (e.g. %s)", e.Example)
 		}

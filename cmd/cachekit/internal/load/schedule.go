@@ -137,6 +137,65 @@ func (s *scheduler) offset(seq int64) time.Duration {
 	return time.Duration(math.MaxInt64)
 }
 
+// backlog is the jobs of a paced run numbered first to end-1, due before
+// cutoff but never to be sent (drain).
+type backlog struct {
+	s          *scheduler
+	first, end int64
+	cutoff     time.Time
+}
+
+// groupDue returns when the jobs of group g (jobs g*Group to
+// (g+1)*Group-1) are due in a paced run; it needs no lock (start,
+// interval and Group do not change).
+func (s *scheduler) groupDue(g int64) time.Time {
+	return s.start.Add(s.offset(g * int64(s.o.Group)))
+}
+
+// drain hands out at once, as a backlog, every job of a paced run that is
+// due before the cut-off and was not handed out yet (none without a
+// cut-off): once the cut-off is reached, none of them is to be sent, and
+// their number and when each was due follow from the schedule, so they
+// are counted without being handed out one by one (at a high rate, a
+// backlog of millions of jobs took seconds to count, past the end that
+// Options promises).
+func (s *scheduler) drain() backlog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := backlog{s: s, first: s.seq, end: s.seq, cutoff: s.cutoff}
+	if s.interval == 0 || s.cutoff.IsZero() {
+		return b
+	}
+	g := int64(s.o.Group)
+	// The first group due at or after the cut-off; past the last group
+	// whose first job has a number, the backlog runs to the last number.
+	last := int64(math.MaxInt64) / g
+	end := int64(math.MaxInt64)
+	if first := searchInt64(s.seq/g, last, func(x int64) bool { return !s.groupDue(x).Before(s.cutoff) }); first < last {
+		end = first * g
+	}
+	if s.limit > 0 {
+		end = min(end, s.limit)
+	}
+	b.end = max(end, s.seq)
+	s.seq = b.end
+	return b
+}
+
+// searchInt64 returns the smallest x in [lo, hi) for which f is true, or
+// hi if there is none; f is false and then true over [lo, hi).
+func searchInt64(lo, hi int64, f func(int64) bool) int64 {
+	for lo < hi {
+		m := lo + (hi-lo)/2
+		if f(m) {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return lo
+}
+
 // next returns the next job, or false when the run is over. now is the
 // current time; it decides the end of an unpaced run. A paced run is over
 // when the next job would be due at or after the cut-off. In a paced run,
@@ -146,7 +205,8 @@ func (s *scheduler) offset(seq int64) time.Duration {
 func (s *scheduler) next(now time.Time) (job, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.limit > 0 && s.seq >= s.limit {
+	if s.limit > 0 && s.seq >= s.limit || s.seq == math.MaxInt64 {
+		// No job after the last number (a drained backlog may reach it).
 		return job{}, false
 	}
 	j := job{seq: s.seq}

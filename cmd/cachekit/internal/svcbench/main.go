@@ -101,7 +101,7 @@ type result struct {
 func main() {
 	var c config
 	var rates, mdPath, jsonPath, note, from string
-	flag.IntVar(&c.Entries, "entries", 10_000_000, "entries preloaded (100 per POST)")
+	flag.IntVar(&c.Entries, "entries", 10_000_000, "entries preloaded (100 per POST), the keys of every run")
 	flag.IntVar(&c.ValueSize, "value-size", 450, "bytes of each JSON entry")
 	flag.DurationVar(&c.Duration, "duration", 5*time.Minute, "length of the articles' run (10k req/s)")
 	flag.DurationVar(&c.SweepFor, "sweep-duration", time.Minute, "length of each run of the rate sweep")
@@ -125,6 +125,9 @@ func main() {
 	if from != "" {
 		res, err = readResult(from)
 	} else {
+		if err := c.check(); err != nil {
+			fatalf("%v", err)
+		}
 		for _, r := range strings.Split(rates, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(r))
 			if err != nil || n <= 0 {
@@ -151,6 +154,36 @@ func main() {
 	if err := os.WriteFile(mdPath, []byte(md), 0o644); err != nil {
 		fatalf("%v", err)
 	}
+}
+
+// check refuses the values of the flags that the load generator would
+// refuse only once the benchmark is under way (after the build and the
+// floor phases), or would take for its default: a zero duration runs for
+// 10 s.
+func (c config) check() error {
+	switch {
+	case c.Entries <= 0:
+		return fmt.Errorf("-entries %d: must be positive", c.Entries)
+	case c.ValueSize <= 0:
+		return fmt.Errorf("-value-size %d: must be positive", c.ValueSize)
+	case c.Concurrency <= 0:
+		return fmt.Errorf("-concurrency %d: must be positive", c.Concurrency)
+	case c.Duration <= 0:
+		return fmt.Errorf("-duration %v: must be positive", c.Duration)
+	case c.SweepFor <= 0:
+		return fmt.Errorf("-sweep-duration %v: must be positive", c.SweepFor)
+	}
+	return nil
+}
+
+// preloadArgs returns the load generator's arguments that write each of
+// the entries keys once, in POSTs of 100 (fewer when there are fewer
+// keys): the last POST wraps round to the first keys when entries is not
+// a multiple of 100.
+func preloadArgs(entries int) []string {
+	batch := min(entries, 100)
+	posts := (entries + batch - 1) / batch
+	return []string{"--write-ratio", "1", "--batch", strconv.Itoa(batch), "--sequential", "--requests", strconv.Itoa(posts)}
 }
 
 func fatalf(format string, args ...any) {
@@ -184,10 +217,12 @@ func (p *phase) decode() error {
 	}
 	// Requests served by the server: the counted ones that were sent (not
 	// those of a paced run that were due but never sent, which Requests
-	// also counts), the warm-up's and the read-your-writes reads.
+	// also counts), the warm-up's and the read-your-writes reads, the
+	// warm-up's included (a report written before it counted them has
+	// none).
 	n := float64(p.report.Requests - p.report.NotSent + p.report.WarmupRequests)
 	if p.report.RYW != nil {
-		n += float64(p.report.RYW.Checks)
+		n += float64(p.report.RYW.Checks + p.report.RYW.WarmupChecks)
 	}
 	if n > 0 {
 		p.serverUsPerR = p.ServerCPU / n * 1e6
@@ -249,8 +284,7 @@ func run(c config, note string) (*result, error) {
 	}
 	specs := []spec{
 		// Preload with a TTL that outlives every run; the runs write with the articles' 10 minutes.
-		{"preload", []string{"--write-ratio", "1", "--batch", "100", "--sequential", "--requests", strconv.Itoa(c.Entries / 100),
-			"--ttl", "30m", "--concurrency", "4", "--seed", "1"}},
+		{"preload", append(preloadArgs(c.Entries), "--ttl", "30m", "--concurrency", "4", "--seed", "1")},
 		{"articles", []string{"--rate", "10000", "--write-ratio", "0.5", "--ttl", "10m", "--duration", c.Duration.String(),
 			"--warmup", warmup(c.Duration, 10*time.Second), "--seed", "2"}},
 		{"ryw", []string{"--rate", "5000", "--write-ratio", "1", "--ryw", "--ttl", "10m", "--duration", c.SweepFor.String(),

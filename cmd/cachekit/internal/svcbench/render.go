@@ -75,8 +75,12 @@ func render(res *result) string {
 	if p := byName["preload"]; p != nil {
 		r := p.report
 		w("### Preload\n\n")
+		rate := "–" // no time measured: no rate
+		if r.Seconds > 0 {
+			rate = thousands(int64(float64(r.Requests) * float64(max(r.Batch, 1)) / r.Seconds))
+		}
 		w("- %s POSTs of %d entries in %.1f s (%s entries/s), %d errors; load average %s → %s\n",
-			thousands(r.Requests), max(r.Batch, 1), r.Seconds, thousands(int64(float64(r.Requests)*float64(max(r.Batch, 1))/r.Seconds)), r.Errors, p.LoadBefore, p.LoadAfter)
+			thousands(r.Requests), max(r.Batch, 1), r.Seconds, rate, r.Errors, p.LoadBefore, p.LoadAfter)
 		w("- store after the preload: %s entries, %s live, chunks %s of the %s budget, index %s; Go heap %s; resident %s\n\n",
 			thousands(p.stats.Store.Entries), bytesIEC(p.stats.Store.BytesLive), bytesIEC(p.stats.Store.ChunkBytes), bytesIEC(p.stats.Store.BytesMax),
 			bytesIEC(p.stats.Store.IndexBytes), bytesIEC(p.stats.Runtime.HeapObjects), bytesIEC(p.ServerRSS))
@@ -150,6 +154,7 @@ func render(res *result) string {
 		w("\n")
 	}
 	errs, notSent, panics := int64(0), int64(0), int64(0)
+	var last *phase // the last phase run against the service
 	for _, p := range res.Phases {
 		if strings.HasPrefix(p.Name, "floor-") {
 			continue
@@ -157,8 +162,13 @@ func render(res *result) string {
 		errs += p.report.Errors
 		notSent += p.report.NotSent
 		panics = p.stats.Panics
+		last = p
 	}
-	last := res.Phases[len(res.Phases)-1]
+	if last == nil {
+		// No phase ran against the service: none of its figures.
+		w("- No phase ran against the service.\n")
+		return b.String()
+	}
 	w("- Failed requests over all phases: %d", errs)
 	if notSent > 0 {
 		// A request due but never sent is the generator's failure (every
