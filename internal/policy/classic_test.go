@@ -276,12 +276,11 @@ func TestS3FIFOOrder(t *testing.T) {
 	d.expect("adding 8", d.add(8, 1), 6)
 	// Small 7 8 9(2): weight 12. Main 8 <= 9: 7 goes, then 8.
 	d.expect("adding 9 (weight 2)", d.add(9, 2), 7, 8)
-	// 3 comes back from the ghost into main (1 2 5 3: weight 10 > 9), total
-	// 12. Main gives: 1 has frequency 1, so it is reinserted with 0
-	// (2 5 3 1); 2 has 0 and goes. Main 9 is within its share again, so
-	// small gives its oldest, 9.
-	d.expect("adding 3 (weight 2) again", d.add(3, 2), 2, 9)
-	if d.nodes[3].Queue != qS3Main || d.nodes[1].Flags != 0 {
+	// 3 comes back from the ghost into main (1 2 5 3), total 12. S3-FIFO
+	// evicts before it inserts: main holds 8 of its 9 without 3, so small
+	// gives its oldest, 9.
+	d.expect("adding 3 (weight 2) again", d.add(3, 2), 9)
+	if d.nodes[3].Queue != qS3Main || d.nodes[1].Flags != 1 {
 		t.Fatalf("3 in queue %d, 1 with frequency %d", d.nodes[3].Queue, d.nodes[1].Flags)
 	}
 	// The ghost received 2 3 4 6 7 8 9 (under its bound of 9, so none was
@@ -300,6 +299,9 @@ func TestS3FIFOOrder(t *testing.T) {
 			t.Fatalf("key %d is not in the ghost", k)
 		}
 	}
+	// Main 1 2 5 3 weighs 10, over its share: main gives. 1 has frequency
+	// 1, so it is reinserted with 0 (2 5 3 1); 2 has 0 and goes.
+	d.expect("adding 10", d.add(10, 1), 2)
 }
 
 func TestGhostBounded(t *testing.T) {
@@ -341,35 +343,34 @@ func TestLFUOrder(t *testing.T) {
 	d.fill(1, 2, 3)
 	d.get(1, 1) // 1: count 3, key 3
 	d.get(2)    // 2: count 2, key 2
-	// 4 enters with key 1 and ties with 3: the older one, 3, goes.
-	// The age becomes 1.
+	// LFU-DA evicts before it inserts: 3 (key 1) goes, the age becomes 1,
+	// and 4 enters with key 1 + 1 = 2.
 	d.expect("adding 4", d.add(4, 1), 3)
-	// 5 enters with key 2; 4 has 1 and goes. Age 1.
-	d.expect("adding 5", d.add(5, 1), 4)
-	// 6 enters with key 2: 2 (key 2, last used before 5 was added) goes.
-	// Age 2.
-	d.expect("adding 6", d.add(6, 1), 2)
-	// 7 enters with key 3: 5 (key 2, older than 6) goes. Age 2.
-	d.expect("adding 7", d.add(7, 1), 5)
-	// Reading 6 makes its key count 2 + age 2 = 4.
+	// 2 and 4 have key 2: 2, used before 4 was added, goes. Age 2; 5
+	// enters with key 3.
+	d.expect("adding 5", d.add(5, 1), 2)
+	// 4 (key 2) goes. Age 2; 6 enters with key 3.
+	d.expect("adding 6", d.add(6, 1), 4)
+	// 1, 5 and 6 have key 3: 1 is the least recently used of them and
+	// goes, although it has the most references: the age has caught up
+	// with its past popularity. Age 3; 7 enters with key 4.
+	d.expect("adding 7", d.add(7, 1), 1)
+	// Reading 6 makes its key count 2 + age 3 = 5.
 	d.get(6)
-	// 8 enters with key 3, so do 1 (3 references at age 0) and 7: 1 is the
-	// least recently used of them and goes, although it has the most
-	// references: the age has caught up with its past popularity.
-	d.expect("adding 8", d.add(8, 1), 1)
+	// 5 (key 3) goes; 8 enters with key 4.
+	d.expect("adding 8", d.add(8, 1), 5)
 	if p.Age() != 3 {
 		t.Fatalf("age %v, want 3", p.Age())
 	}
 	// Writing 7 keeps its count (1) and adds a reference: key 2 + 3 = 5.
 	d.expect("writing 7", d.set(7, 1))
-	// 9 enters with key 1 + 3 = 4. 8 entered with key 3 (at age 2) and was
-	// not used since: it is the lowest, below 6 and 9 (4) and 7 (5).
+	// 8 (key 4) is the lowest, below 6 and 7 (5): it goes, the age is 4,
+	// and 9 enters with key 5.
 	d.expect("adding 9", d.add(9, 1), 8)
-	// The age stays 3 (8's key). 10 enters with key 4 as well, so 6
-	// (key 4, the least recently used of 6, 9 and 10) goes: the age is 4.
+	// 6, 7 and 9 have key 5: 6, the least recently used, goes. Age 5.
 	d.expect("adding 10", d.add(10, 1), 6)
-	if p.Age() != 4 {
-		t.Fatalf("age %v, want 4", p.Age())
+	if p.Age() != 5 {
+		t.Fatalf("age %v, want 5", p.Age())
 	}
 }
 
@@ -398,11 +399,11 @@ func TestLRFUOrder(t *testing.T) {
 	// λ = 0 is LFU without aging: counts, the oldest first among equals.
 	d = newDriver(t, NewLRFU(2, 0))
 	d.fill(1, 2)
-	d.get(1, 1, 2)
-	d.expect("λ=0 adding 3", d.add(3, 1), 3)
-	d.expect("λ=0 adding 4", d.add(4, 1), 4)
-	d.get(2, 2)
-	d.expect("λ=0 adding 5", d.add(5, 1), 5)
+	d.get(1, 1, 2) // 1: 3, 2: 2
+	d.expect("λ=0 adding 3", d.add(3, 1), 2)
+	d.expect("λ=0 adding 4", d.add(4, 1), 3) // 1: 3, 3: 1
+	d.get(4, 4, 4)                           // 4: 4
+	d.expect("λ=0 adding 5", d.add(5, 1), 1)
 }
 
 // TestLRFUIsLRUAtOne checks that LRFU with λ = 1, and DLFU whose increment
@@ -472,7 +473,7 @@ func TestDLFUOrder(t *testing.T) {
 	d.fill(1, 2)
 	d.get(1, 1) // 1: 3, 2: 1
 	d.expect("no decay, adding 3", d.add(3, 1), 2)
-	d.expect("no decay, adding 4", d.add(4, 1), 3) // 3 and 4 tie: older
+	d.expect("no decay, adding 4", d.add(4, 1), 3) // 3 (1) below 1 (3)
 	d.expect("no decay, adding 5", d.add(5, 1), 4)
 }
 
@@ -495,9 +496,9 @@ func TestRandomPolicy(t *testing.T) {
 	if slices.Equal(a, c) {
 		t.Fatal("different seeds gave the same victims")
 	}
-	// Victims are uniform among the tracked entries: with 4 entries of
-	// which one is replaced each time, each slot is hit about 1/5 of the
-	// time (the newcomer can be the victim too).
+	// Victims are uniform among the tracked entries other than the one
+	// being inserted: with 4 entries of which one is replaced each time,
+	// each is hit about 1/4 of the time, and the newcomer never.
 	p := NewRandom(4, 3)
 	d := newDriver(t, p)
 	d.fill(1, 2, 3, 4)
@@ -521,9 +522,12 @@ func TestRandomPolicy(t *testing.T) {
 			d.add(ev[0], 1)
 		}
 	}
-	for k := range uint64(5) {
-		if got := float64(counts[k]) / rounds; math.Abs(got-0.2) > 0.01 {
-			t.Fatalf("victim share of %d: %v, want 0.2 (%v)", k, got, counts)
+	if counts[0] != 0 {
+		t.Fatalf("the newcomer was the victim %d times (%v)", counts[0], counts)
+	}
+	for k := uint64(1); k <= 4; k++ {
+		if got := float64(counts[k]) / rounds; math.Abs(got-0.25) > 0.01 {
+			t.Fatalf("victim share of %d: %v, want 0.25 (%v)", k, got, counts)
 		}
 	}
 }

@@ -50,6 +50,11 @@ func init() {
 // negligible anyway) and the heap is rebuilt: O(n) once per 354·T
 // references.
 //
+// The entry being inserted is kept out of the victims' choice until the
+// weight is within the maximum (see heapSpace): DLFU evicts before it
+// inserts, and the new entry's single increment would otherwise often be
+// the lowest score.
+//
 // DLFU is not safe for concurrent use.
 type DLFU struct {
 	heapSpace
@@ -107,8 +112,7 @@ func (p *DLFU) rescale() {
 
 // Add implements Policy.
 func (p *DLFU) Add(n *node.Node) {
-	p.weight += uint64(n.Weight)
-	p.heap.push(n, p.incr, p.clock+1, 0)
+	p.add(n, p.incr, p.clock+1, 0)
 	p.tick()
 }
 
@@ -127,10 +131,12 @@ func (p *DLFU) Access(n *node.Node) {
 func (p *DLFU) Replace(old, n *node.Node) {
 	p.swap(old, n)
 	p.Access(n)
+	p.settle()
 }
 
 // Evict implements Policy.
 func (p *DLFU) Evict() *node.Node {
-	n, _ := p.popOver()
+	n, _, _ := p.popOver()
+	p.settle()
 	return n
 }

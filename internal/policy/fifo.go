@@ -24,4 +24,7 @@ func NewFIFO(max uint64) *FIFO { return &FIFO{newQueue(max)} }
 func (p *FIFO) Access(*node.Node) {}
 
 // Replace implements Policy: n keeps old's place in the queue.
-func (p *FIFO) Replace(old, n *node.Node) { p.replace(old, n) }
+func (p *FIFO) Replace(old, n *node.Node) {
+	p.replace(old, n)
+	p.settle()
+}

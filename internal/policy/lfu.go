@@ -28,6 +28,13 @@ const qHeap = 1
 // the order (no size-aware GDSF). Every operation is O(log n) on a binary
 // heap.
 //
+// LFU-DA evicts before it inserts: the age is the key of the victim
+// evicted for the insertion, and the new entry's key is computed with it.
+// Here the owner adds first, so the entry being inserted is kept out of
+// the victims' choice until the weight is within the maximum (it goes only
+// if it alone weighs more than the maximum, leaving the age as it is), and
+// is keyed then, with the age its eviction left.
+//
 // LFU is not safe for concurrent use.
 type LFU struct {
 	heapSpace
@@ -37,7 +44,9 @@ type LFU struct {
 
 // NewLFU returns an LFU-DA policy for at most max weight.
 func NewLFU(max uint64) *LFU {
-	return &LFU{heapSpace: newHeapSpace(max)}
+	p := &LFU{heapSpace: newHeapSpace(max)}
+	p.rekey = func(e *heapItem) { e.key = p.age + float64(e.count) }
+	return p
 }
 
 // Age returns the current age L (for tests and statistics).
@@ -46,8 +55,7 @@ func (p *LFU) Age() float64 { return p.age }
 // Add implements Policy.
 func (p *LFU) Add(n *node.Node) {
 	p.clock++
-	p.weight += uint64(n.Weight)
-	p.heap.push(n, p.age+1, p.clock, 1)
+	p.add(n, p.age+1, p.clock, 1)
 }
 
 // Access implements Policy.
@@ -66,21 +74,32 @@ func (p *LFU) Access(n *node.Node) {
 func (p *LFU) Replace(old, n *node.Node) {
 	p.swap(old, n)
 	p.Access(n)
+	p.settle()
 }
 
 // Evict implements Policy.
 func (p *LFU) Evict() *node.Node {
-	n, key := p.popOver()
-	if n != nil {
+	n, key, fresh := p.popOver()
+	if n != nil && !fresh {
 		p.age = key
 	}
+	p.settle()
 	return n
 }
 
 // heapSpace is what the heap-ordered policies (LFU, LRFU, DLFU) share:
 // the heap of their nodes, and the nodes' weight against the bound.
+//
+// The owner adds before it evicts, where these policies evict before they
+// insert: the entry being inserted (the one added last, until the weight is
+// within the maximum) is pinned behind every other in the heap, so that it
+// is evicted only once it is alone (it weighs more than the maximum). Its
+// priority is kept up to date meanwhile; rekey, if set, recomputes it when
+// the insertion ends (LFU-DA's age may have risen).
 type heapSpace struct {
 	heap   heapQueue
+	fresh  *heapItem // the entry being inserted, pinned; nil if none
+	rekey  func(e *heapItem)
 	max    uint64
 	weight uint64
 }
@@ -98,37 +117,78 @@ func (s *heapSpace) Weight() uint64 { return s.weight }
 // Max implements Policy.
 func (s *heapSpace) Max() uint64 { return s.max }
 
+// add starts tracking n, the entry being inserted, with the given
+// priority. An insertion still under way ends: its entry is one of the
+// others now.
+func (s *heapSpace) add(n *node.Node, key float64, seq, count uint64) {
+	if s.fresh != nil {
+		s.admit()
+	}
+	s.weight += uint64(n.Weight)
+	s.fresh = s.heap.push(n, key, seq, count, true)
+	s.settle()
+}
+
+// settle ends the insertion once the weight is within the maximum, as
+// Evict does when it returns nil (an owner may skip that call).
+func (s *heapSpace) settle() {
+	if s.fresh != nil && s.weight <= s.max {
+		s.admit()
+	}
+}
+
+// admit ends the insertion: its entry takes its place among the others.
+func (s *heapSpace) admit() {
+	e := s.fresh
+	s.fresh = nil
+	e.pinned = false
+	if s.rekey != nil {
+		s.rekey(e)
+	}
+	s.heap.up(e.pos)
+}
+
 // Remove implements Policy.
 func (s *heapSpace) Remove(n *node.Node) {
-	s.heap.remove(s.heap.index(n))
+	i := s.heap.index(n)
+	if s.heap.items[i] == s.fresh {
+		s.fresh = nil
+	}
+	s.heap.remove(i)
 	s.weight -= uint64(n.Weight)
+	s.settle()
 }
 
 // swap puts n in old's place, with old's priority (for Replace, which
-// then counts the write as a reference).
+// then counts the write as a reference and settles).
 func (s *heapSpace) swap(old, n *node.Node) {
 	s.heap.replace(old, n)
 	s.weight = s.weight - uint64(old.Weight) + uint64(n.Weight)
 }
 
-// popOver removes the first node of the heap and returns it with its key
-// if the weight is over the bound; otherwise it returns nil.
-func (s *heapSpace) popOver() (*node.Node, float64) {
+// popOver removes the first node of the heap and returns it with its key,
+// and whether it was the entry being inserted, if the weight is over the
+// bound; otherwise it returns nil. The caller settles.
+func (s *heapSpace) popOver() (n *node.Node, key float64, fresh bool) {
 	if s.weight <= s.max {
-		return nil, 0
+		return nil, 0, false
+	}
+	if s.heap.items[0] == s.fresh {
+		s.fresh, fresh = nil, true
 	}
 	e := s.heap.remove(0)
 	s.weight -= uint64(e.n.Weight)
-	return e.n, e.key
+	return e.n, e.key, fresh
 }
 
 // heapItem is a tracked node with its priority in a heapQueue.
 type heapItem struct {
-	n     *node.Node
-	key   float64 // lower keys are evicted first
-	seq   uint64  // breaks ties: the lower (older) one is evicted first
-	count uint64  // LFU's reference count; unused by the others
-	pos   int     // the item's index in heapQueue.items
+	n      *node.Node
+	key    float64 // lower keys are evicted first
+	seq    uint64  // breaks ties: the lower (older) one is evicted first
+	count  uint64  // LFU's reference count; unused by the others
+	pos    int     // the item's index in heapQueue.items
+	pinned bool    // behind every other item (heapSpace.fresh)
 }
 
 // heapQueue is a binary min-heap of nodes, shared by LFU, LRFU and DLFU.
@@ -150,6 +210,9 @@ func (h *heapQueue) len() int { return len(h.items) }
 func (h *heapQueue) index(n *node.Node) int { return h.of[n].pos }
 
 func (a *heapItem) before(b *heapItem) bool {
+	if a.pinned != b.pinned {
+		return b.pinned
+	}
 	if a.key != b.key {
 		return a.key < b.key
 	}
@@ -216,8 +279,9 @@ func (h *heapQueue) heapify() {
 	}
 }
 
-// push starts tracking n with the given priority.
-func (h *heapQueue) push(n *node.Node, key float64, seq, count uint64) {
+// push starts tracking n with the given priority, pinned behind every
+// other item if pinned, and returns its item.
+func (h *heapQueue) push(n *node.Node, key float64, seq, count uint64, pinned bool) *heapItem {
 	var e *heapItem
 	if k := len(h.free); k > 0 {
 		e, h.free = h.free[k-1], h.free[:k-1]
@@ -225,7 +289,7 @@ func (h *heapQueue) push(n *node.Node, key float64, seq, count uint64) {
 		e = new(heapItem)
 	}
 	i := len(h.items)
-	*e = heapItem{n: n, key: key, seq: seq, count: count, pos: i}
+	*e = heapItem{n: n, key: key, seq: seq, count: count, pos: i, pinned: pinned}
 	h.items = append(h.items, e)
 	if h.of == nil {
 		h.of = make(map[*node.Node]*heapItem)
@@ -233,6 +297,7 @@ func (h *heapQueue) push(n *node.Node, key float64, seq, count uint64) {
 	h.of[n] = e
 	n.Queue = qHeap
 	h.up(i)
+	return e
 }
 
 // remove stops tracking the node at i and returns its item.

@@ -42,6 +42,11 @@ func init() {
 // and on a reference at time t the key becomes
 // λ·t + log2(1 + 2^(key − λ·t)) (F(0) plus the decayed old CRF).
 //
+// The entry being inserted is kept out of the victims' choice until the
+// weight is within the maximum (see heapSpace): LRFU evicts before it
+// inserts, and the new entry's CRF of 1 would otherwise often be the
+// lowest.
+//
 // LRFU is not safe for concurrent use.
 type LRFU struct {
 	heapSpace
@@ -66,8 +71,7 @@ func (p *LRFU) CRF(n *node.Node) float64 {
 // Add implements Policy: a new entry's CRF is F(0) = 1.
 func (p *LRFU) Add(n *node.Node) {
 	p.clock++
-	p.weight += uint64(n.Weight)
-	p.heap.push(n, p.lambda*float64(p.clock), p.clock, 0)
+	p.add(n, p.lambda*float64(p.clock), p.clock, 0)
 }
 
 // Access implements Policy.
@@ -87,10 +91,12 @@ func (p *LRFU) Access(n *node.Node) {
 func (p *LRFU) Replace(old, n *node.Node) {
 	p.swap(old, n)
 	p.Access(n)
+	p.settle()
 }
 
 // Evict implements Policy.
 func (p *LRFU) Evict() *node.Node {
-	n, _ := p.popOver()
+	n, _, _ := p.popOver()
+	p.settle()
 	return n
 }

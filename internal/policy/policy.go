@@ -25,7 +25,11 @@ type Policy interface {
 	// Evict stops tracking and returns one node to evict while the
 	// tracked weight exceeds the maximum, or returns nil once it does not.
 	// Within the maximum it changes nothing, so an owner may skip it then
-	// (the cache does).
+	// (the cache does). The owner adds before it evicts; every policy but
+	// TinyLFU (whose admission filter may refuse it) chooses its victims
+	// among the nodes other than the one added last, as if it had evicted
+	// before inserting that one, and returns that one only once it is
+	// alone (it weighs more than the maximum).
 	Evict() *node.Node
 	// Len returns the number of tracked nodes.
 	Len() int

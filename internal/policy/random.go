@@ -21,10 +21,17 @@ func init() {
 // in a slice, and a map from each node to its index there, so every
 // operation is O(1).
 //
+// Random evicts before it inserts, so the entry being inserted is never
+// the victim of its own insertion. Here the owner adds first: the victims
+// are drawn among the other entries while the weight is over the maximum,
+// and the entry added last goes only once it is alone (it weighs more than
+// the maximum).
+//
 // Random is not safe for concurrent use.
 type Random struct {
 	nodes  []*node.Node
 	pos    map[*node.Node]int
+	fresh  *node.Node // the node being inserted, until the weight is within the maximum
 	max    uint64
 	weight uint64
 	rng    *rand.Rand
@@ -53,17 +60,33 @@ func (p *Random) Add(n *node.Node) {
 	p.nodes = append(p.nodes, n)
 	n.Queue = qHeap
 	p.weight += uint64(n.Weight)
+	p.fresh = n
+	p.settle()
+}
+
+// settle ends the insertion once the weight is within the maximum, as
+// Evict does when it returns nil (an owner may skip that call).
+func (p *Random) settle() {
+	if p.weight <= p.max {
+		p.fresh = nil
+	}
 }
 
 // Access implements Policy; Random ignores reads.
 func (p *Random) Access(*node.Node) {}
 
 // Remove implements Policy.
-func (p *Random) Remove(n *node.Node) { p.remove(p.pos[n]) }
+func (p *Random) Remove(n *node.Node) {
+	p.remove(p.pos[n])
+	p.settle()
+}
 
 // remove stops tracking the node at i, moving the last one into its place.
 func (p *Random) remove(i int) *node.Node {
 	n := p.nodes[i]
+	if n == p.fresh {
+		p.fresh = nil
+	}
 	last := len(p.nodes) - 1
 	if i != last {
 		p.nodes[i] = p.nodes[last]
@@ -86,12 +109,32 @@ func (p *Random) Replace(old, n *node.Node) {
 	p.pos[n] = i
 	n.Queue = qHeap
 	p.weight = p.weight - uint64(old.Weight) + uint64(n.Weight)
+	if p.fresh == old {
+		p.fresh = n
+	}
+	p.settle()
 }
 
 // Evict implements Policy.
 func (p *Random) Evict() *node.Node {
 	if p.weight <= p.max {
+		p.fresh = nil // the insertion is over
 		return nil
 	}
-	return p.remove(p.rng.IntN(len(p.nodes)))
+	var v *node.Node
+	if p.fresh == nil {
+		v = p.remove(p.rng.IntN(len(p.nodes)))
+	} else if last := len(p.nodes) - 1; last == 0 {
+		v = p.remove(0) // the entry being inserted, alone
+	} else {
+		// Uniform among the others: the draw that would pick the entry
+		// being inserted picks the last slot, which it does not hold.
+		i := p.rng.IntN(last)
+		if p.nodes[i] == p.fresh {
+			i = last
+		}
+		v = p.remove(i)
+	}
+	p.settle()
+	return v
 }

@@ -33,14 +33,23 @@ type refModel struct {
 	pos   int
 	incr  float64
 	lam   float64
-	fresh *refEnt // clock: the entry being inserted, kept behind the entries the hand spares
+	fresh *refEnt // the entry being inserted, never a victim unless alone (clock: kept behind the entries the hand spares)
 }
 
-// settle ends a clock insertion once the weight is within the maximum.
+// settle ends an insertion once the weight is within the maximum.
 func (m *refModel) settle() {
-	if m.weight() <= m.max {
-		m.fresh = nil
+	if m.fresh != nil && m.weight() <= m.max {
+		m.admit()
 	}
+}
+
+// admit ends an insertion: LFU-DA keys the new entry with the age its
+// eviction left.
+func (m *refModel) admit() {
+	if m.kind == "lfu" {
+		m.fresh.key = m.age + float64(m.fresh.count)
+	}
+	m.fresh = nil
 }
 
 func (m *refModel) remove(k uint64) {
@@ -69,6 +78,9 @@ func (m *refModel) weight() uint64 {
 }
 
 func (m *refModel) add(k, w uint64) {
+	if m.fresh != nil {
+		m.admit()
+	}
 	m.clock++
 	m.pos++
 	e := &refEnt{k: k, w: w, order: m.pos, seq: m.clock}
@@ -84,10 +96,8 @@ func (m *refModel) add(k, w uint64) {
 		m.rescale()
 	}
 	m.ents[k] = e
-	if m.kind == "clock" {
-		m.fresh = e
-		m.settle()
-	}
+	m.fresh = e
+	m.settle()
 }
 
 func (m *refModel) access(k uint64) {
@@ -123,20 +133,23 @@ func (m *refModel) replace(k, w uint64) {
 	case "clock":
 		m.clock++
 		m.ents[k].ref = true
-		m.settle()
 	default:
 		m.access(k)
 	}
+	m.settle()
 }
 
 func (m *refModel) evict() (uint64, bool) {
 	if m.weight() <= m.max {
-		m.fresh = nil
+		m.settle()
 		return 0, false
 	}
 	var best *refEnt
 	for {
 		for _, e := range m.ents {
+			if e == m.fresh && len(m.ents) > 1 {
+				continue // a victim only when alone
+			}
 			if best == nil {
 				best = e
 				continue
@@ -165,14 +178,13 @@ func (m *refModel) evict() (uint64, bool) {
 		}
 		break
 	}
-	if best == m.fresh {
-		m.fresh = nil
-	}
 	delete(m.ents, best.k)
-	m.settle()
-	if m.kind == "lfu" {
+	if best == m.fresh {
+		m.fresh = nil // never admitted: LFU-DA's age stays
+	} else if m.kind == "lfu" {
 		m.age = best.key
 	}
+	m.settle()
 	return best.k, true
 }
 

@@ -45,9 +45,19 @@ const (
 // weights vary), less those since taken back: a hash taken back keeps its
 // place in that window (ghostQueue), so the ghost then holds fewer.
 //
+// S3-FIFO evicts before it inserts, so the entry being inserted is not in
+// either queue while its insertion evicts: the small queue holding only
+// that entry counts as empty, and a new entry that enters main does not
+// count in its weight. Here the owner adds first, so the entry added last
+// is left out of those tests and of the victims' choice while the weight
+// is over the maximum: it stays at the end of its queue (entries moved to
+// the end of main go in front of it), and goes only once it is alone (it
+// weighs more than the maximum).
+//
 // S3FIFO is not safe for concurrent use.
 type S3FIFO struct {
 	small, main node.List
+	fresh       *node.Node // the node being inserted, until the weight is within the maximum
 	max         uint64
 	mainMax     uint64
 	weighted    bool
@@ -93,10 +103,20 @@ func (p *S3FIFO) Add(n *node.Node) {
 	if p.ghost.take(p.hash(n)) {
 		n.Queue = qS3Main
 		p.main.PushBack(n)
-		return
+	} else {
+		n.Queue = qS3Small
+		p.small.PushBack(n)
 	}
-	n.Queue = qS3Small
-	p.small.PushBack(n)
+	p.fresh = n
+	p.settle()
+}
+
+// settle ends the insertion once the weight is within the maximum, as
+// Evict does when it returns nil (an owner may skip that call).
+func (p *S3FIFO) settle() {
+	if p.Weight() <= p.max {
+		p.fresh = nil
+	}
 }
 
 // Access implements Policy.
@@ -108,8 +128,12 @@ func (p *S3FIFO) Access(n *node.Node) {
 
 // Remove implements Policy.
 func (p *S3FIFO) Remove(n *node.Node) {
+	if p.fresh == n {
+		p.fresh = nil
+	}
 	p.list(n.Queue).Remove(n)
 	n.Queue = 0
+	p.settle()
 }
 
 // Replace implements Policy: n keeps old's queue, place and frequency, and
@@ -117,8 +141,12 @@ func (p *S3FIFO) Remove(n *node.Node) {
 func (p *S3FIFO) Replace(old, n *node.Node) {
 	n.Queue, n.Flags = old.Queue, old.Flags
 	p.list(old.Queue).Replace(old, n)
+	if p.fresh == old {
+		p.fresh = n
+	}
 	old.Queue = 0
 	p.Access(n)
+	p.settle()
 }
 
 // Evict implements Policy. Each pass of the loop either evicts, moves a
@@ -126,15 +154,40 @@ func (p *S3FIFO) Replace(old, n *node.Node) {
 // frequency, so it ends after at most Len + 3·Len passes.
 func (p *S3FIFO) Evict() *node.Node {
 	for p.Weight() > p.max {
-		if p.main.Len() > 0 && (p.main.Weight() > p.mainMax || p.small.Len() == 0) {
+		// The queues without the entry being inserted, which is at the
+		// end of its own.
+		f := p.fresh
+		smallLen, mainLen, mainWeight := p.small.Len(), p.main.Len(), p.main.Weight()
+		if f != nil {
+			if f.Queue == qS3Small {
+				smallLen--
+			} else {
+				mainLen--
+				mainWeight -= uint64(f.Weight)
+			}
+		}
+		if smallLen == 0 && mainLen == 0 {
+			// The entry being inserted, alone, weighs more than
+			// the maximum.
+			p.fresh = nil
+			p.list(f.Queue).Remove(f)
+			if f.Queue == qS3Small {
+				p.ghost.add(p.hash(f), p.ghostBound())
+			}
+			f.Queue = 0
+			return f
+		}
+		if mainLen > 0 && (mainWeight > p.mainMax || smallLen == 0) {
 			v := p.main.Front()
 			if v.Flags > 0 {
 				v.Flags--
 				p.main.MoveToBack(v)
+				p.keepFreshLast()
 				continue
 			}
 			p.main.Remove(v)
 			v.Queue = 0
+			p.settle()
 			return v
 		}
 		v := p.small.Front()
@@ -143,13 +196,24 @@ func (p *S3FIFO) Evict() *node.Node {
 			v.Flags = 0
 			v.Queue = qS3Main
 			p.main.PushBack(v)
+			p.keepFreshLast()
 			continue
 		}
 		v.Queue = 0
 		p.ghost.add(p.hash(v), p.ghostBound())
+		p.settle()
 		return v
 	}
+	p.fresh = nil // the insertion is over
 	return nil
+}
+
+// keepFreshLast puts the entry being inserted, if it is in main, back at
+// the end of main, behind an entry Evict just moved there.
+func (p *S3FIFO) keepFreshLast() {
+	if p.fresh != nil && p.fresh.Queue == qS3Main {
+		p.main.MoveToBack(p.fresh)
+	}
 }
 
 // ghostBound is how many hashes the ghost queue may hold.
