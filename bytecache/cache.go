@@ -235,15 +235,15 @@ func (c *Cache) miss(sh *shard, coll int) {
 	}
 }
 
-// expire removes key's entry if it has expired.
+// expire removes key's entry if it has expired. It is the second look of
+// a read that found the entry expired: the keys it compares again are not
+// counted as collisions a second time. The key may have been set again
+// meanwhile; the clock is read only if its entry has a TTL.
 func (c *Cache) expire(sh *shard, key []byte, tag uint32) {
 	sh.mu.Lock()
 	defer sh.mu.Unlock() // the clock may panic
-	slot, _, hd, coll := sh.st.lookup(key, tag)
-	if coll > 0 {
-		sh.collisions.Add(uint64(coll))
-	}
-	if slot >= 0 && hd.expired(c.nowNano()) {
+	slot, _, hd, _ := sh.st.lookup(key, tag)
+	if slot >= 0 && hd.hasExp && hd.exp <= c.nowNano() {
 		sh.st.drop(slot, &hd)
 		sh.st.st.expirations++
 	}

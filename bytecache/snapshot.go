@@ -148,9 +148,13 @@ func readN(r io.Reader, buf []byte, n int) ([]byte, error) {
 // LoadFrom runs are lost.
 //
 // Entries that have expired, and entries too large for this cache's
-// options, are skipped; if the snapshot holds more than the budget, the
-// oldest entries of each shard are evicted as by Set. The counters of
-// Stats keep their values.
+// options, are skipped. The others keep their expiry times (DefaultTTL
+// does not apply) and are stored in the order of the snapshot: shard by
+// shard of the saving cache, oldest first within each, so they are evicted
+// later in that order. If a shard of this cache gets more than its share
+// of the budget, the entries stored first in it are evicted, as by Set:
+// those of the saving cache's first shards, which are not necessarily the
+// oldest. The counters of Stats keep their values.
 //
 // If the snapshot is malformed, truncated or fails a checksum, LoadFrom
 // returns an error wrapping ErrCorrupt and the cache is unchanged; it

@@ -10,11 +10,11 @@ type Stats struct {
 	Deletes     uint64 // live entries removed by Delete
 	Evictions   uint64 // live entries dropped by the ring wrapping over them
 	Expirations uint64 // entries found expired and removed (by reads, Delete, Len or the ring)
-	Collisions  uint64 // keys compared in full that differed from the key sought though their hashes matched in 32 bits
+	Collisions  uint64 // keys compared in full that differed from the key sought though their hashes matched in 32 bits, each counted once per Get, Has, Set or Delete
 
 	Entries   uint64 // entries in the index: live ones and expired ones not yet removed
 	BytesUsed int64  // bytes of the rings between tail and head: live entries and overwritten, deleted or expired ones not yet reclaimed
-	BytesLive int64  // bytes of live entries (headers, keys and values)
+	BytesLive int64  // bytes of the entries in the index (headers, keys and values): live ones and expired ones not yet removed
 	BytesMax  int64  // the budget: Options.MaxBytes rounded down to a multiple of Shards
 
 	// ChunkBytes is the memory allocated for chunks, at most BytesMax.

@@ -176,7 +176,7 @@ type store struct {
 
 	liveBytes  int64 // bytes of live entries
 	allocBytes int64 // bytes of allocated chunks
-	minExp     int64 // at most the smallest expiry of any entry in the ring
+	minExp     int64 // at most the smallest expiry of any live entry; noExpiry when none is live
 
 	// offHeap: map chunks outside the Go heap; mapped[i] tells whether
 	// chunks[i] was mapped (a failed mapping falls back to the heap).
@@ -454,6 +454,11 @@ func (s *store) removeSlot(i int) {
 	}
 	t[i] = 0
 	s.count--
+	if s.count == 0 {
+		// No live entry is left to expire: Len need not read the clock
+		// nor sweep this shard.
+		s.minExp = noExpiry
+	}
 	if n := len(t); n > minTableSize && s.count*8 < n {
 		// An eighth full: halve the table, to a quarter full, so that the
 		// index shrinks with the live entries (after deletes, or large
@@ -618,6 +623,8 @@ func (s *store) sweep(now int64) {
 	}
 	s.minExp = minExp
 	if s.count == 0 {
+		// The entries left unexpired are dead.
+		s.minExp = noExpiry
 		s.tail, s.tailOff = s.head, s.headOff
 	}
 }
