@@ -27,12 +27,16 @@ import (
 // (All locks each index segment in turn, briefly, to copy it). Writes lock
 // one of many index segments and queue a record for the policy.
 // Maintenance (applying those records, evicting, expiring) runs on whichever
-// goroutine finds the maintenance lock free after a write or after filling a
-// read buffer, in Delete, Clear and Stats, and about once a second on a
-// background goroutine that Close stops; that goroutine also refreshes the
-// cached clock every millisecond while entries with a TTL are present. So
-// an expired entry is never returned, and is reclaimed (and reported to
-// OnEvict) within about a second if nothing else runs maintenance.
+// goroutine finds the maintenance lock free after a write (Set or Delete)
+// whose record completes a batch of the write queue or finds it full, or
+// after filling a read buffer; in Clear and Stats; and about once a second
+// on a background goroutine that Close stops. (A write queues no record,
+// and so never runs maintenance, in an unbounded cache when neither the
+// entry written nor the one it removes has a TTL.) The background
+// goroutine also refreshes the cached clock every millisecond while
+// entries with a TTL are present. So an expired entry is never returned,
+// and is reclaimed (and reported to OnEvict) within about a second if
+// nothing else runs maintenance.
 //
 // A value stored in the cache is returned as is, never copied: if V holds
 // pointers, the caller must not mutate what they point to after Set unless

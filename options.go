@@ -20,7 +20,7 @@ const MaxInitialCapacity = min(1<<32, math.MaxInt>>5)
 type Options[K comparable, V any] struct {
 	// MaxEntries bounds the cache by its number of entries. At most one of
 	// MaxEntries and MaxWeight may be set; when neither is, the cache is
-	// unbounded and only expiry and Delete remove entries. Default 0.
+	// unbounded and only expiry, Delete and Clear remove entries. Default 0.
 	MaxEntries int
 
 	// MaxWeight bounds the cache by the sum of its entries' weights as
@@ -29,8 +29,11 @@ type Options[K comparable, V any] struct {
 
 	// Weigher returns an entry's weight; it is called once per Set, outside
 	// any lock, and must be fast and deterministic. An entry heavier than
-	// MaxWeight is refused by Set. Required with MaxWeight, not allowed
-	// without it. Default nil.
+	// MaxWeight is refused by Set. A weight of 0 is allowed, and such an
+	// entry counts nothing against MaxWeight: the bound does not limit how
+	// many of them the cache holds (they are evicted only when heavier
+	// entries push the total over MaxWeight and the policy picks them).
+	// Required with MaxWeight, not allowed without it. Default nil.
 	Weigher func(key K, value V) uint32
 
 	// DefaultTTL is the time to live of entries stored by Set and SetMany.
@@ -58,19 +61,22 @@ type Options[K comparable, V any] struct {
 	// cache, with the reason. It is never called with a lock of the cache
 	// held, so it may call the cache (even for the same key). It runs on
 	// the goroutine that removed the entry: the caller of Delete, Set or
-	// Clear for those causes; for capacity and expiry, whichever goroutine
-	// ran the cache's maintenance (a caller of Get, Set, Delete, Clear or
-	// Stats, or the cache's background goroutine). Calls may therefore run
-	// concurrently, and removals reported by different goroutines may
-	// arrive out of order (one goroutine reports its own removals in
-	// order). A slow callback slows the goroutine that runs it; on the
-	// background goroutine it delays the reclaiming of expired entries
-	// (never their expiry: Get does not return them). A callback that
-	// refers to the Cache keeps it from being stopped by the garbage
-	// collector: Close it. A panic in the callback goes on to the
-	// goroutine that ran it (on the background goroutine, it ends the
-	// program), but only once the cache is consistent again and the other
-	// removals of the same batch are reported. Default nil.
+	// Clear for those causes (and for an expired entry that a Delete or
+	// Set removed, reported as expired); otherwise, for capacity and
+	// expiry, whichever goroutine ran the cache's maintenance (a caller of
+	// Clear or Stats; a caller of Get, Set or Delete when its read or
+	// write completed a batch, as Cache explains; or the cache's
+	// background goroutine). Calls may therefore run concurrently, and
+	// removals reported by different goroutines may arrive out of order
+	// (one goroutine reports its own removals in order). A slow callback
+	// slows the goroutine that runs it; on the background goroutine it
+	// delays the reclaiming of expired entries (never their expiry: Get
+	// does not return them). A callback that refers to the Cache keeps it
+	// from being stopped by the garbage collector: Close it. A panic in
+	// the callback goes on to the goroutine that ran it (on the background
+	// goroutine, it ends the program), but only once the cache is
+	// consistent again and the other removals of the same batch are
+	// reported. Default nil.
 	OnEvict func(key K, value V, cause Cause)
 
 	// DisableStats turns off the counting of hits and misses: Stats then
@@ -92,7 +98,8 @@ type Options[K comparable, V any] struct {
 	// entries with a TTL (so the cache sees an entry expire up to about a
 	// millisecond after its deadline, more if the process is starved of
 	// CPU; "never returned once expired" is by this clock). Tests
-	// may supply a fake clock; reads then call Clock.Now every time.
+	// may supply a fake clock; reads then call Clock.Now every time they
+	// find an entry with a TTL.
 	Clock Clock
 }
 
