@@ -1004,12 +1004,38 @@ func (c *cache[K, V]) removedThen(e *entry[K, V], cause Cause, p uint64, queue b
 
 // removed counts and reports an entry that a caller's operation removed
 // from the index; an entry that had already expired is reported as expired.
-// The clock is read only for an entry with a TTL: the removal of one
-// without is reported even if the Clock panics.
+// The clock is read only for an entry with a TTL; if the Clock panics
+// then, the entry, which has left the index all the same, is counted and
+// reported with cause, and the panic goes on.
 func (c *cache[K, V]) removed(e *entry[K, V], cause Cause, p uint64) {
-	if e.expiredAt(c) {
-		cause = CauseExpired
+	if e.Tag&tagTimed != 0 {
+		cause = c.timedCause(e, cause, p)
 	}
+	c.countReport(e, cause, p)
+}
+
+// timedCause returns the cause to report e with, an entry with a TTL that
+// a caller removed for cause: CauseExpired if its deadline has passed. If
+// the Clock panics, e is counted and reported with cause as the panic
+// unwinds. (Kept out of removed, so that the removal of an entry without
+// a TTL, an in-place Set's among them, pays for no deferred call.)
+func (c *cache[K, V]) timedCause(e *entry[K, V], cause Cause, p uint64) Cause {
+	read := false
+	defer func() {
+		if !read {
+			c.countReport(e, cause, p)
+		}
+	}()
+	expired := e.expiredAt(c)
+	read = true
+	if expired {
+		return CauseExpired
+	}
+	return cause
+}
+
+// countReport is removed's counting and reporting of e with cause.
+func (c *cache[K, V]) countReport(e *entry[K, V], cause Cause, p uint64) {
 	switch cause {
 	case CauseExpired:
 		c.count(statExpired, p)
