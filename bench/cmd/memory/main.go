@@ -59,7 +59,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		ss, err := cli.Ints(*sizes, cli.Positive)
 		var bad *cli.IntError
 		if errors.As(err, &bad) {
-			return fmt.Errorf("-sizes: bad size %q", bad.Field)
+			return fmt.Errorf("-sizes: bad size %q: %v", bad.Field, bad.Err)
 		}
 		if *rounds < 1 || *ttl < 0 || *churn < 0 || *minTotal < 0 {
 			return fmt.Errorf("-rounds must be positive, -ttl, -churn and -min-total not negative")

@@ -94,8 +94,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// The tables of the chart's goroutine count: the most.
+	g, ok := rep.MostGoroutines()
+	if !ok {
+		return fmt.Errorf("%s: no goroutine counts", out.FromJSON)
+	}
 	for _, t := range rep.Traces {
-		fmt.Fprintf(stdout, "# %s @%d, %d goroutines\n\n%s", t.Name, t.Capacity, rep.Goroutines[len(rep.Goroutines)-1], rep.Table(t.Trace, rep.Goroutines[len(rep.Goroutines)-1]))
+		fmt.Fprintf(stdout, "# %s @%d, %d goroutines\n\n%s", t.Name, t.Capacity, g, rep.Table(t.Trace, g))
 	}
 	return out.Write(&rep, cli.OneChart(rep.Chart), func(charts []string) string { return rep.Markdown(charts[0]) })
 }

@@ -27,7 +27,8 @@
 //	                 (getput, getput-warm: 100,75,50,25,0; evicting:
 //	                 100,90,75,50), each one some workload's;
 //	                 default all
-//	-capacity N      capacity of the evicting workloads (default 100000)
+//	-capacity N      capacity of the evicting workloads (default 100000,
+//	                 at most 10000000)
 //	-seed N          seed of the operation streams (default 1)
 //	-json FILE       write the report as JSON
 //	-md FILE         write the report as a Markdown document

@@ -13,7 +13,7 @@
 //	-goroutines LIST         goroutine counts of the probes (default 1,GOMAXPROCS,4×GOMAXPROCS)
 //	-probes N                inserts, and updates, per probe run (default 200000)
 //	-replay-caches LIST      caches replayed (default: the bounded ones of -caches)
-//	-capacity N              capacity of the replayed caches (default 100000)
+//	-capacity N              capacity of the replayed caches (default 100000, at most 10000000)
 //	-replay-goroutines N     goroutines of the concurrent replay (default 8)
 //	-rounds N                rounds (default 3)
 //	-md FILE, -json FILE     write the report

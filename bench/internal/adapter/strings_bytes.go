@@ -34,9 +34,14 @@ func newByteString[V any](name string, cfg StringConfig[V]) (StringCache[V], err
 		}
 		return &bigcacheString[V]{c: c, codec: cfg.Codec}, nil
 	case "freecache":
+		// freecache counts whole seconds: round up, so that no entry
+		// expires before its TTL (1.9 s is 2 s, not 1 s).
 		ttl := 0
 		if cfg.TTL > 0 {
-			ttl = max(1, int(cfg.TTL/time.Second))
+			ttl = int(cfg.TTL / time.Second)
+			if cfg.TTL%time.Second != 0 {
+				ttl++
+			}
 		}
 		return &freecacheString[V]{c: freecache.NewCache(budget), codec: cfg.Codec, ttl: ttl}, nil
 	case "fastcache":

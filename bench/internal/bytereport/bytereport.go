@@ -59,7 +59,7 @@ func (r *Report) Targets() []Target {
 			continue
 		}
 		t := Target{What: fmt.Sprintf("parallel throughput at %s writes at least fastcache's", articles.PctLabel(pct))}
-		if ok1 && ok2 && bc.NsPerOp[i] > 0 {
+		if ok1 && ok2 && bc.NsPerOp[i] > 0 && fc.NsPerOp[i] > 0 {
 			t.Known = true
 			t.Met = bc.NsPerOp[i] <= fc.NsPerOp[i]
 			t.Measured = fmt.Sprintf("bytecache %.1f ns/op, fastcache %.1f ns/op: bytecache's throughput is %.2f× fastcache's",
@@ -67,10 +67,19 @@ func (r *Report) Targets() []Target {
 		}
 		out = append(out, t)
 	}
-	big := slices.Max(r.GC.Sizes)
+	// The largest size's figures against the empty cache's; none without
+	// sizes (a JSON file without the GC experiment).
+	big, label := 0, "the most"
+	if len(r.GC.Sizes) > 0 {
+		big = slices.Max(r.GC.Sizes)
+		label = gcimpact.SizeLabel(big)
+	}
 	full, ok1 := r.GC.Row("bytecache", big)
 	empty, ok2 := r.GC.Row("bytecache", 0)
-	t = Target{What: fmt.Sprintf("with %s entries, a forced GC at most 2× as long as with an empty cache", gcimpact.SizeLabel(big))}
+	if big == 0 {
+		ok1 = false // no full cache to compare
+	}
+	t = Target{What: fmt.Sprintf("with %s entries, a forced GC at most 2× as long as with an empty cache", label)}
 	if ok1 && ok2 && empty.ForcedMs > 0 {
 		t.Known = true
 		t.Met = full.ForcedMs <= 2*empty.ForcedMs
@@ -83,7 +92,7 @@ func (r *Report) Targets() []Target {
 	// The same by the process's CPU time per forced GC, which other work
 	// on the machine does not inflate: sub-millisecond collections are at
 	// the mercy of the scheduler's wake-ups on a busy machine.
-	t = Target{What: fmt.Sprintf("the same, by process CPU time per forced GC (%s entries against empty)", gcimpact.SizeLabel(big))}
+	t = Target{What: fmt.Sprintf("the same, by process CPU time per forced GC (%s entries against empty)", label)}
 	if ok1 && ok2 && empty.ForcedPCPU > 0 {
 		t.Known = true
 		t.Met = full.ForcedPCPU <= 2*empty.ForcedPCPU
@@ -132,7 +141,10 @@ func (r *Report) Markdown(charts []string) string {
 	}
 
 	g := &r.GC
-	big := slices.Max(g.Sizes)
+	big := 0
+	if len(g.Sizes) > 0 {
+		big = slices.Max(g.Sizes)
+	}
 	fmt.Fprintf(&b, "## The GC experiment: %s entries\n\n", report.Thousands(big))
 	b.WriteString(g.MethodText())
 	b.WriteString(" **none** is the same process without any cache; **map** a plain `map[string][]byte` holding the same entries.\n\n")

@@ -211,7 +211,11 @@ func (r *Report) Markdown(chartFile string) string {
 	b.WriteString("## Caches\n\n")
 	t := report.NewTable("cache", "configuration")
 	for i, c := range r.Caches {
-		t.Row(c, r.Configs[i])
+		config := "–" // not in the JSON file
+		if i < len(r.Configs) {
+			config = r.Configs[i]
+		}
+		t.Row(c, config)
 	}
 	b.WriteString(t.String())
 	fmt.Fprintf(&b, "freecache, fastcache and bytecache get a budget of N × (%d + 32) × 1.5 bytes (`adapter.ByteBudget`), enough for every entry; fastcache rounds it up to its minimum of 32 MiB, freecache to its minimum of 512 KiB. "+

@@ -248,6 +248,10 @@ func (r *Report) Charts(dir, prefix string, names []string) ([]string, error) {
 // Method describes the experiment, for the documents.
 func (r *Report) MethodText() string {
 	j := r.Template
+	largest := 0 // none in a JSON file without sizes
+	if len(r.Sizes) > 0 {
+		largest = slices.Max(r.Sizes)
+	}
 	return fmt.Sprintf("Each cache is built in a fresh process and filled with N entries: keys `key:0` … `key:N−1`, values of %d fresh bytes each "+
 		"(\"empty\": built for %s entries and left empty). Then, with nothing else running:\n\n"+
 		"1. **forced GC**: `runtime.GC()` %d times, or more (up to %d) until they have taken a second; the fastest one's wall-clock duration "+
@@ -262,7 +266,7 @@ func (r *Report) MethodText() string {
 		"**GC CPU s per s** is the GC's CPU time over the window divided by its length (on %d Ps, 1.0 would be a whole core); the longest "+
 		"stop-the-world pause comes from `/sched/pauses/total/gc:seconds` (to its histogram's bucket).\n\n"+
 		"GOGC is left at its default (100), as most programs run.",
-		j.ValueBytes, SizeLabel(slices.Max(r.Sizes)), j.ForcedGCs, maxForced, report.Thousands(min(1<<16, slices.Max(r.Sizes))), report.Thousands(j.ChurnRate), j.ValueBytes,
+		j.ValueBytes, SizeLabel(largest), j.ForcedGCs, maxForced, report.Thousands(min(1<<16, largest)), report.Thousands(j.ChurnRate), j.ValueBytes,
 		report.Thousands(j.RequestRate), j.MinWindow, j.MinCycles, j.MaxWindow, r.GOMAXPROCS)
 }
 

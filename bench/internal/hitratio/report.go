@@ -598,8 +598,11 @@ func WriteJSON(w io.Writer, r Report) error {
 }
 
 // ReadJSON reads a report that WriteJSON wrote, so that the Markdown and
-// the charts can be drawn again without replaying. The caches' and the
-// traces' descriptions are this program's where it knows them by name.
+// the charts can be drawn again without replaying. The traces'
+// descriptions (family and about) are this program's where it knows the
+// trace by name; a cache known by name gets this program's kind, but
+// keeps the configuration recorded in the file: it says how the measured
+// cache was built.
 func ReadJSON(r io.Reader) (Report, error) {
 	var in jsonReport
 	dec := json.NewDecoder(r)

@@ -66,10 +66,23 @@ func (r *Report) Table(trace Trace, g int) string {
 	return t.String()
 }
 
+// MostGoroutines returns the largest goroutine count, that of the chart
+// and of the command's tables, and false if the report has none (a JSON
+// file without them).
+func (r *Report) MostGoroutines() (int, bool) {
+	if len(r.Goroutines) == 0 {
+		return 0, false
+	}
+	return slices.Max(r.Goroutines), true
+}
+
 // Chart draws the requests per second of every cache on every trace with
 // the most goroutines to dir/replay.png and returns the file's name.
 func (r *Report) Chart(dir string) (string, error) {
-	g := slices.Max(r.Goroutines)
+	g, ok := r.MostGoroutines()
+	if !ok {
+		return "", fmt.Errorf("replay: no goroutine counts to chart")
+	}
 	ch := chart.Bars{Title: fmt.Sprintf("Trace replay with %d goroutines: requests per second", g), Label: "millions of requests per second (more is better)",
 		Categories: slices.Clone(r.Caches)}
 	for _, tr := range r.Traces {
@@ -116,7 +129,11 @@ func (r *Report) Markdown(chartFile string) string {
 	b.WriteString("## Caches\n\n")
 	ct := report.NewTable("cache", "configuration")
 	for i, c := range r.Caches {
-		ct.Row(c, r.Configs[i])
+		config := "–" // not in the JSON file
+		if i < len(r.Configs) {
+			config = r.Configs[i]
+		}
+		ct.Row(c, config)
 	}
 	b.WriteString(ct.String())
 	return b.String()

@@ -111,10 +111,10 @@ func Names() []string {
 }
 
 // Select returns the caches named in a comma-separated list, or all of
-// them for "" or "all".
+// them for "" or "all" (spaces around them aside, as around names).
 func Select(list string) ([]Factory, error) {
 	all := Factories()
-	if list == "" || list == "all" {
+	if l := strings.TrimSpace(list); l == "" || l == "all" {
 		return all, nil
 	}
 	var out []Factory

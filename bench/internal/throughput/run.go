@@ -151,6 +151,11 @@ func Measure(cfg Config) ([]Measurement, error) {
 	if len(cfg.Caches) == 0 || len(cfg.Workloads) == 0 || len(cfg.Mults) == 0 {
 		return nil, fmt.Errorf("throughput: nothing to measure")
 	}
+	for _, m := range cfg.Mults {
+		if m < 1 {
+			return nil, fmt.Errorf("throughput: goroutine multiple %d is not positive", m)
+		}
+	}
 	procs := runtime.GOMAXPROCS(0)
 	var out []Measurement
 	index := map[string]int{} // cell and cache → position in out

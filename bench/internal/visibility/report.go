@@ -104,9 +104,20 @@ func plural(n int) string {
 	return "s"
 }
 
-// ReplayTable returns the hit ratios of the replays.
+// ReplayTable returns the hit ratios of the replays. With
+// ReplayGoroutines 1 the single-threaded replay is the only one, and the
+// table has its column only.
 func (r *Report) ReplayTable() string {
 	g := r.ReplayGoroutines
+	if g == 1 {
+		t := report.NewTable("cache", ">1 goroutine: hit %")
+		for _, c := range r.ReplayCaches {
+			if one, ok := r.ReplayMedian(c, 1); ok {
+				t.Row(c, fmt.Sprintf("%.2f", 100*one))
+			}
+		}
+		return t.String()
+	}
 	t := report.NewTable("cache", ">1 goroutine: hit %", fmt.Sprintf(">%d goroutines: hit %%", g), ">difference (points)")
 	for _, c := range r.ReplayCaches {
 		one, ok1 := r.ReplayMedian(c, 1)
@@ -119,15 +130,40 @@ func (r *Report) ReplayTable() string {
 	return t.String()
 }
 
+// replayCounts returns the goroutine counts of the replays: 1 and
+// ReplayGoroutines, or 1 alone if that is ReplayGoroutines.
+func (r *Report) replayCounts() []int {
+	if r.ReplayGoroutines == 1 {
+		return []int{1}
+	}
+	return []int{1, r.ReplayGoroutines}
+}
+
+// withText says with what goroutine counts the replays ran: "1 and 8
+// goroutines", or "1 goroutine".
+func (r *Report) withText() string {
+	if r.ReplayGoroutines == 1 {
+		return "1 goroutine"
+	}
+	return fmt.Sprintf("1 and %d goroutines", r.ReplayGoroutines)
+}
+
 // Chart draws the replays' hit ratios to dir/visibility-replay.png and
 // returns the file's name.
 func (r *Report) Chart(dir string) (string, error) {
+	ch := r.bars()
+	name := "visibility-replay.png"
+	return name, ch.WriteFile(filepath.Join(dir, name))
+}
+
+// bars returns the chart of Chart.
+func (r *Report) bars() chart.Bars {
 	ch := chart.Bars{
-		Title:      fmt.Sprintf("Zipf replay, capacity %d: hit ratio with 1 and %d goroutines", r.ReplayCapacity, r.ReplayGoroutines),
+		Title:      fmt.Sprintf("Zipf replay, capacity %d: hit ratio with %s", r.ReplayCapacity, r.withText()),
 		Label:      "hit ratio (%)",
 		Categories: slices.Clone(r.ReplayCaches),
 	}
-	for _, g := range []int{1, r.ReplayGoroutines} {
+	for _, g := range r.replayCounts() {
 		s := chart.Series{Name: fmt.Sprintf("%d goroutine%s", g, plural(g))}
 		for _, c := range r.ReplayCaches {
 			h, _ := r.ReplayMedian(c, g)
@@ -135,8 +171,7 @@ func (r *Report) Chart(dir string) (string, error) {
 		}
 		ch.Series = append(ch.Series, s)
 	}
-	name := "visibility-replay.png"
-	return name, ch.WriteFile(filepath.Join(dir, name))
+	return ch
 }
 
 // Markdown renders visibility.md.
@@ -155,20 +190,27 @@ func (r *Report) Markdown(chartFile string) string {
 		report.Thousands(r.Probes), report.Thousands(ProbeCapacity), sharedKeys, r.Rounds)
 	b.WriteString(r.ProbeTables("###"))
 	b.WriteString("## Hit ratio of a concurrent replay\n\n")
+	spread := "" // with 1 goroutine, the only replay
+	if g := r.ReplayGoroutines; g != 1 {
+		spread = fmt.Sprintf("; with %d, goroutine i takes keys i, i+%d, i+%d, …, so together they follow the stream's order as closely as their scheduling allows", g, g, 2*g)
+	}
 	fmt.Fprintf(&b, "One Zipf stream (s = %.2f over %s keys, %s requests, %s distinct keys; the evicting workload of throughput.md) replayed through a fresh cache of capacity %s: "+
-		"Get each key, Set it on a miss. With 1 goroutine the keys go in order; with %d, goroutine i takes keys i, i+%d, i+%d, …, so together they follow the stream's order "+
-		"as closely as their scheduling allows. Lossy read buffers (which drop policy updates under contention) and dropped Sets can cost hits that a single-threaded replay, "+
+		"Get each key, Set it on a miss. With 1 goroutine the keys go in order%s. Lossy read buffers (which drop policy updates under contention) and dropped Sets can cost hits that a single-threaded replay, "+
 		"or a simulator, never shows. Medians of %d rounds. No cache is told to wait for its buffers: this is how each behaves as configured for production.\n\n",
 		workload.EvictZipfS, report.Thousands(workload.EvictKeySpaceFactor*r.ReplayCapacity), report.Thousands(r.Results.StreamLen), report.Thousands(r.Results.StreamKeys), report.Thousands(r.ReplayCapacity),
-		r.ReplayGoroutines, r.ReplayGoroutines, 2*r.ReplayGoroutines, r.Rounds)
+		spread, r.Rounds)
 	b.WriteString(r.ReplayTable())
 	if chartFile != "" {
-		fmt.Fprintf(&b, "![hit ratio with 1 and %d goroutines](%s)\n\n", r.ReplayGoroutines, chartFile)
+		fmt.Fprintf(&b, "![hit ratio with %s](%s)\n\n", r.withText(), chartFile)
 	}
 	b.WriteString("## Caches\n\n")
 	t := report.NewTable("cache", "configuration")
 	for i, c := range r.Caches {
-		t.Row(c, r.Configs[i])
+		config := "–" // not in the JSON file
+		if i < len(r.Configs) {
+			config = r.Configs[i]
+		}
+		t.Row(c, config)
 	}
 	b.WriteString(t.String())
 	return b.String()

@@ -83,10 +83,18 @@ func updateKey(g, j int) uint64 { return mix(1<<62 | uint64(g)<<40 | uint64(j)) 
 func sharedKey(j uint64) uint64 { return mix(2<<62 | j) }
 
 // RunProbe runs inserts and then updates of a fresh cache built by info,
-// with goroutines goroutines sharing total probes of each kind.
+// with goroutines goroutines sharing total probes of each kind (the first
+// total % goroutines doing one more than the others).
 func RunProbe(info adapter.Info, goroutines, total int) Probe {
 	p := Probe{Cache: info.Name, Goroutines: goroutines}
 	per := total / goroutines
+	// share is goroutine g's part of total.
+	share := func(g int) int {
+		if g < total%goroutines {
+			return per + 1
+		}
+		return per
+	}
 	c := info.New(ProbeCapacity)
 	defer c.Close()
 
@@ -108,7 +116,7 @@ func RunProbe(info adapter.Info, goroutines, total int) Probe {
 	}
 	run(func(g int) counts {
 		var n counts
-		for i := range per {
+		for i := range share(g) {
 			k := mix(uint64(g)<<40 | uint64(i))
 			c.Set(k, k)
 			v, ok := c.Get(k)
@@ -125,10 +133,10 @@ func RunProbe(info adapter.Info, goroutines, total int) Probe {
 		p.InsertMissed += n.missed
 		p.InsertWrong += n.wrong
 	}
-	p.Inserts = uint64(per * goroutines)
+	p.Inserts = uint64(total)
 	adapter.Settle(c)
 	for g := range goroutines {
-		for i := range per {
+		for i := range share(g) {
 			k := mix(uint64(g)<<40 | uint64(i))
 			if v, ok := c.Get(k); !ok || v != k {
 				p.InsertLost++
@@ -150,7 +158,7 @@ func RunProbe(info adapter.Info, goroutines, total int) Probe {
 	run(func(g int) counts {
 		var n counts
 		vals := make([]uint64, updateKeys)
-		for i := range per {
+		for i := range share(g) {
 			j := i % updateKeys
 			k := upKey(g, j)
 			val := uint64(i + 1)
@@ -171,7 +179,7 @@ func RunProbe(info adapter.Info, goroutines, total int) Probe {
 		p.UpdateMissed += n.missed
 		p.UpdateStale += n.stale
 	}
-	p.Updates = uint64(per * goroutines)
+	p.Updates = uint64(total)
 	adapter.Settle(c)
 	for g := range goroutines {
 		for j, want := range last[g] {

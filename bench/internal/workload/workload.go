@@ -62,6 +62,11 @@ const (
 const (
 	// EvictCapacity is the default capacity of the evicting workloads.
 	EvictCapacity = 100_000
+	// EvictMaxCapacity is the largest capacity of the evicting
+	// workloads: their key stream is 40× the capacity (4 GiB of keys at
+	// this one), and a larger one would not fit in memory, or its length
+	// would overflow.
+	EvictMaxCapacity = 10_000_000
 	// EvictKeySpaceFactor is the key space over the capacity.
 	EvictKeySpaceFactor = 10
 	// EvictZipfS is the Zipf exponent of the evicting Zipf workload
@@ -148,6 +153,9 @@ const (
 func Evict(dist Distribution, capacity int) (*Workload, error) {
 	if capacity < 16 {
 		return nil, fmt.Errorf("workload: capacity %d is too small", capacity)
+	}
+	if capacity > EvictMaxCapacity {
+		return nil, fmt.Errorf("workload: capacity %d is too large (at most %d: the key stream is %d× the capacity)", capacity, EvictMaxCapacity, evictStreamFactor)
 	}
 	space := uint64(capacity) * EvictKeySpaceFactor
 	n := 1 << bits.Len(uint(evictStreamFactor*capacity-1))
