@@ -55,7 +55,7 @@ func TestUnknownLengthBodyBoundedByLimit(t *testing.T) {
 	for _, limit := range []int{1, 100, 1000, 5000, 100_000, 1 << 20} {
 		for _, start := range []int{0, 1, 100} {
 			r := &countingReader{}
-			dst := make([]byte, start, start) // as PUT: the value header first
+			dst := make([]byte, start) // as PUT: the value header first
 			got, err := readBody(r, dst, limit, -1)
 			if !errors.Is(err, errTooLarge) {
 				t.Fatalf("limit %d: %v, want errTooLarge", limit, err)
