@@ -211,7 +211,7 @@ func (s *scheduler) next(now time.Time) (job, bool) {
 	}
 	j := job{seq: s.seq}
 	if s.interval > 0 {
-		j.intended = s.start.Add(s.offset(s.seq - s.seq%int64(s.o.Group)))
+		j.intended = s.groupDue(s.seq / int64(s.o.Group))
 		if !s.cutoff.IsZero() && !j.intended.Before(s.cutoff) {
 			return job{}, false
 		}
