@@ -46,8 +46,9 @@ type reads struct {
 	maxInFlight int // <= 0: no coalescing, every read is its own round trip
 
 	mu       sync.Mutex
-	idle     *sync.Cond // signalled when inFlight drops to zero
+	idle     *sync.Cond // signalled when inFlight and alone both drop to zero
 	inFlight int
+	alone    int // round trips of reads that go alone (see get), outside maxInFlight
 	queue    []*queuedRead
 	closed   bool // wait was called (Close): no round trip starts any more
 }
@@ -63,17 +64,22 @@ func newReads(c *core, exact bool, maxInFlight int) *reads {
 // free, if coalescing is off, or if ctx ends before the read's Timeout
 // would (a queued read's round trip keeps the Timeout of the oldest read
 // in it, not the deadlines of the callers); otherwise it waits for the
-// next pipeline, or for ctx to end. After wait (Close), a read that would
-// take a round trip or queue fails with ErrClosed: no round trip, and no
-// goroutine to drain a queue, starts after Close has returned.
+// next pipeline, or for ctx to end. After wait (Close), every read fails
+// with ErrClosed: no round trip, and no goroutine to drain a queue, starts
+// after Close has returned; wait waits for those started before.
 func (r *reads) get(ctx, cctx context.Context, key string, start time.Time) readResult {
-	if d, ok := ctx.Deadline(); r.maxInFlight <= 0 || ok && !d.After(start.Add(r.timeout)) {
-		return r.one(cctx, key)
-	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
 		return readResult{err: ErrClosed}
+	}
+	if d, ok := ctx.Deadline(); r.maxInFlight <= 0 || ok && !d.After(start.Add(r.timeout)) {
+		// Alone, outside maxInFlight, but counted, so that wait waits
+		// for it.
+		r.alone++
+		r.mu.Unlock()
+		defer r.doneAlone() // deferred: a panicking hook must not hang Close
+		return r.one(cctx, key)
 	}
 	if r.inFlight < r.maxInFlight {
 		r.inFlight++
@@ -134,9 +140,18 @@ func (r *reads) release() {
 
 // free gives a round trip back. The caller holds r.mu.
 func (r *reads) free() {
-	if r.inFlight--; r.inFlight == 0 {
+	if r.inFlight--; r.inFlight == 0 && r.alone == 0 {
 		r.idle.Broadcast()
 	}
+}
+
+// doneAlone ends the round trip of a read that went alone.
+func (r *reads) doneAlone() {
+	r.mu.Lock()
+	if r.alone--; r.alone == 0 && r.inFlight == 0 {
+		r.idle.Broadcast()
+	}
+	r.mu.Unlock()
 }
 
 // drain sends batch in one pipeline, then the reads queued meanwhile,
@@ -225,12 +240,12 @@ func (r *reads) pipeline(batch []*queuedRead) {
 }
 
 // wait returns when no round trip is in flight (Close: the goroutines that
-// drain the queue have ended; they end within Timeout), and refuses the
-// reads that come later (see get).
+// drain the queue have ended; they end within Timeout, as the reads that
+// went alone do), and refuses the reads that come later (see get).
 func (r *reads) wait() {
 	r.mu.Lock()
 	r.closed = true
-	for r.inFlight > 0 {
+	for r.inFlight > 0 || r.alone > 0 {
 		r.idle.Wait()
 	}
 	r.mu.Unlock()

@@ -67,7 +67,8 @@ type Stats struct {
 
 	// L2Hits are L1 misses answered by Redis. L2Misses found no value
 	// there (no key, or a tombstone); L2Incompatible found one this cache
-	// cannot decode (counted as a miss too). L2Errors are reads that
+	// cannot decode (read as a miss, the key then loaded, but counted
+	// here and not in L2Misses). L2Errors are reads that
 	// failed (timeout, network, unavailable server), not counting those
 	// that failed because their caller's context ended; L2Skipped are
 	// Redis calls not made because the circuit breaker was open.
