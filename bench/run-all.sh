@@ -5,6 +5,8 @@
 #   bench/run-all.sh                     # every phase (about 1.8 hours on 2 cores)
 #   bench/run-all.sh articles gc         # some phases
 #   NOTE='text' bench/run-all.sh memory  # a note for the documents' headers
+#                                        (not hitratio's, synthetic's or tiered's:
+#                                        their commands take no -note)
 #   TRACES=/elsewhere bench/run-all.sh replay hitratio
 #
 # Phases, in order, and what each regenerates:
