@@ -935,20 +935,21 @@ func (c *cache[K, V]) countInPlace(r buffer.Result, p uint64) {
 // deadline returns the expiry time of an entry written now with ttl.
 func (c *cache[K, V]) deadline(ttl time.Duration) int64 {
 	c.refreshNow()
-	d := float64(ttl)
+	di := int64(ttl) // exact without jitter: a float64 rounds TTLs past 2^53 ns
 	if c.jitter > 0 {
 		u := c.random
 		if u == nil {
 			u = rand.Float64
 		}
-		d *= 1 + c.jitter*(u()-0.5)
+		d := float64(ttl) * (1 + c.jitter*(u()-0.5))
+		// Saturate instead of overflowing: a huge TTL means "practically never".
+		if d >= math.MaxInt64 {
+			di = math.MaxInt64
+		} else {
+			di = max(int64(d), 1)
+		}
 	}
 	now := c.now() // negative if a Clock reads earlier than the cache's start
-	// Saturate instead of overflowing: a huge TTL means "practically never".
-	if d >= math.MaxInt64 {
-		return math.MaxInt64
-	}
-	di := max(int64(d), 1)
 	if now > math.MaxInt64-di {
 		return math.MaxInt64
 	}

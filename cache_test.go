@@ -1091,13 +1091,12 @@ func TestCapacityWeighted(t *testing.T) {
 // 1 for a weight bound) and the background goroutine once a second. On 2
 // cores with 4 writers and MaxEntries 500, the peak Len seen by a sampling
 // goroutine was usually 513-531 without -race (about writeBatch over the
-// bound) but once 773, and 765-1022 under -race. Peaks above the bound plus
-// the write queue's capacity (128*GOMAXPROCS = 256 records) happen because
-// maintainLocked pops the write queue until it is empty before it evicts
-// anything: while writers keep pushing, one pass was measured (in a scratch
-// copy) to apply 367 records and grow the policy to 848 entries before
-// evicting. So the slack is bounded by how long one drainer keeps up with
-// the writers, not by the queue's capacity.
+// bound) but once 773, and 765-1022 under -race. Those peaks were measured
+// when maintainLocked popped the write queue until it was empty before it
+// evicted anything (one pass applied 367 records and grew the policy to 848
+// entries); it now applies at most one queue's worth of records, by chunks
+// of writeChunk, and evicts after each chunk. One writer's slack is
+// asserted by TestCapacitySlackSequential.
 func TestCapacityConcurrent(t *testing.T) {
 	rng := ctRand(t)
 	const (

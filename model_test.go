@@ -736,14 +736,15 @@ func floatNanos(f float64) int64 {
 }
 
 // deadlineBand returns the range of deadlines of an entry written now with
-// ttl: exact without jitter, otherwise ttl×(1±jitter/2) with 1ns slack
-// (more for TTLs beyond float64's exact range, which the jitter computes in).
+// ttl: exact without jitter (whatever the TTL), otherwise ttl×(1±jitter/2)
+// with 1ns slack (more for TTLs beyond float64's exact range, which the
+// jitter computes in).
 func (h *fmHarness) deadlineBand(ttl time.Duration) (lo, hi int64) {
 	if ttl <= 0 {
 		return 0, 0
 	}
 	j := h.cfg.jitter
-	if j == 0 && ttl <= 1<<53 {
+	if j == 0 {
 		d := satAdd(h.now, int64(ttl))
 		return d, d
 	}

@@ -27,8 +27,11 @@ type Options[K comparable, V any] struct {
 	// reported by Weigher, which it requires. Default 0.
 	MaxWeight uint64
 
-	// Weigher returns an entry's weight; it is called once per Set, outside
-	// any lock, and must be fast and deterministic. An entry heavier than
+	// Weigher returns an entry's weight; it is called once per Set (and
+	// per pair of SetMany) on the caller's goroutine, outside any lock, so
+	// concurrent Sets call it concurrently; it must be safe for that, fast
+	// and deterministic. If it panics, the panic goes on to the caller of
+	// Set, which has then changed nothing. An entry heavier than
 	// MaxWeight is refused by Set. A weight of 0 is allowed, and such an
 	// entry counts nothing against MaxWeight: the bound does not limit how
 	// many of them the cache holds (they are evicted only when heavier
