@@ -47,11 +47,13 @@
 // more if it has a TTL. The indexes come on top: 8 bytes per slot, with
 // between 4/3 and 8/3 slots per live entry as entries are added (a table
 // doubles when three quarters full), so 11 to 22 bytes per live entry, and
-// at most 8 slots (64 bytes) as entries are removed (a table halves when
-// an eighth full, down to 16 slots) (Stats.IndexBytes); while a table
-// doubles or halves, the old one exists too. The
-// fixed overhead beyond that is about 330 bytes per shard plus 25 bytes per
-// chunk.
+// at most 8 slots (64 bytes) per live entry as entries are removed (a
+// table halves when an eighth full) (Stats.IndexBytes). Those ratios hold
+// above a table's smallest size, 16 slots (128 bytes): a shard that has
+// held an entry keeps at least that much until Clear, even with one live
+// entry or none. While a table doubles or halves, the old one exists too.
+// The fixed overhead beyond that is about 330 bytes per shard plus 25
+// bytes per chunk.
 //
 // # Limits
 //
@@ -67,8 +69,10 @@
 // at the instant Set's time plus its TTL and is never returned from then
 // on, except by an All or SaveTo begun before: they read the clock once,
 // when they start, and judge every entry by that time. Expired entries are
-// removed when read, by Delete, by Len, or when the ring comes round to
-// them; there is no background goroutine.
+// removed by a Get that finds them, by Delete, by Len, or when the ring
+// comes round to them; there is no background goroutine. Has reports an
+// expired entry as absent without removing it (nor counting an
+// expiration in Stats).
 //
 // # Concurrency and ownership
 //

@@ -9,7 +9,7 @@ type Stats struct {
 	Sets        uint64 // entries stored by Set
 	Deletes     uint64 // live entries removed by Delete
 	Evictions   uint64 // live entries dropped by the ring wrapping over them
-	Expirations uint64 // entries found expired and removed (by reads, Delete, Len or the ring)
+	Expirations uint64 // entries found expired and removed (by Get, Delete, Len or the ring; not by Has)
 	Collisions  uint64 // keys compared in full that differed from the key sought though their hashes matched in 32 bits, each counted once per Get, Has, Set or Delete
 
 	Entries   uint64 // entries in the index: live ones and expired ones not yet removed

@@ -62,6 +62,7 @@ var (
 	errNotUTF8        = newAPIError(http.StatusBadRequest, "malformed JSON: the body is not UTF-8")
 	errReadTimeout    = newAPIError(http.StatusRequestTimeout, "timed out reading the request body")
 	errTierDelete     = newAPIError(http.StatusServiceUnavailable, "deleted from this instance, but the second tier failed: the key may be served again from it; retry")
+	errTierDeleteMiss = newAPIError(http.StatusServiceUnavailable, "this instance does not hold the key, but the second tier failed: the key may still be served from it; retry")
 	errEncoded        = newAPIError(http.StatusUnsupportedMediaType, "the body must not be content-encoded (Content-Encoding): send it as is")
 	errContentRange   = newAPIError(http.StatusBadRequest, "a PUT stores a whole value: Content-Range is not allowed")
 )
@@ -312,6 +313,9 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, key string) int 
 	b.key = append(b.key[:0], key...)
 	found, err := s.del(r.Context(), b.key)
 	if err != nil {
+		if !found { // found is this instance's alone
+			return s.fail(w, errTierDeleteMiss)
+		}
 		return s.fail(w, errTierDelete)
 	}
 	if !found {

@@ -174,16 +174,19 @@ func (s *Server) writeTier(ctx context.Context, key, value []byte, ttl time.Dura
 // del deletes key from the in-memory store and then from the Tier, if any,
 // as write stores, and reports whether either held it. It returns the
 // Tier's error, if its delete failed: the key may then still be in the
-// Tier, and a read would bring it back.
-func (s *Server) del(ctx context.Context, key []byte) (bool, error) {
+// Tier, and a read would bring it back; found then reports whether the
+// in-memory store held it.
+func (s *Server) del(ctx context.Context, key []byte) (found bool, err error) {
 	if s.fence == nil {
 		return s.cache.Delete(key), nil
 	}
-	var found bool
 	s.fence.open(key, func() { found = s.cache.Delete(key) })
 	defer s.fence.close(key)
 	inTier, err := s.tierDelete(context.WithoutCancel(ctx), key)
-	return inTier || found, err
+	if err != nil {
+		return found, err
+	}
+	return inTier || found, nil
 }
 
 // Invalidate drops key from the in-memory store (not from the Tier),

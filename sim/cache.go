@@ -109,7 +109,10 @@ func (t *Trace) NewCache(spec string, capacity int) (Cache, error) {
 	case NameOPTBypass:
 		return asCache(NewOPT(t, capacity, true))
 	}
-	return asCache(NewPolicy(spec, capacity, policySeed))
+	// The index never holds more keys than the trace has requests: a
+	// short trace at a large capacity must not pre-size it to the
+	// capacity.
+	return asCache(newPolicy(spec, capacity, policySeed, len(t.keys)))
 }
 
 // asCache returns c as a Cache, or a nil Cache (not one holding a nil
@@ -186,6 +189,12 @@ type Policy struct {
 // policy named by spec ("default" for the default one, "name:param" for a
 // parameter), seeded with seed if it uses randomness.
 func NewPolicy(spec string, capacity int, seed uint64) (*Policy, error) {
+	return newPolicy(spec, capacity, seed, capacity)
+}
+
+// newPolicy is NewPolicy with the index pre-sized for at most keys keys
+// (at most capacity+1 are ever held at once).
+func newPolicy(spec string, capacity int, seed uint64, keys int) (*Policy, error) {
 	if err := checkCapacity(capacity); err != nil {
 		return nil, err
 	}
@@ -193,7 +202,7 @@ func NewPolicy(spec string, capacity int, seed uint64) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Policy{p: p, index: make(map[uint64]*node.Keyed, min(capacity, 1<<22)+1)}, nil
+	return &Policy{p: p, index: make(map[uint64]*node.Keyed, min(capacity, keys, 1<<22)+1)}, nil
 }
 
 // Access implements Cache.

@@ -200,8 +200,13 @@ func checkWritable(name string) error {
 	return os.Remove(f.Name())
 }
 
-// isTerminal reports whether f is a character device (a terminal).
+// isTerminal reports whether f is a character device other than the null
+// device: a terminal, most likely (2>/dev/null is not one).
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(st, null)
 }

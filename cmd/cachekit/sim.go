@@ -280,8 +280,8 @@ func wrap(indent, text string, width int) string {
 	return b.String()
 }
 
-// resolveTrace finds the files of a trace spec: FILE[+FILE...], where a
-// FILE that does not exist but has no directory part may be a bare name
+// resolveTrace finds the files of a trace spec: FILE[+FILE...], each FILE
+// trimmed of spaces, where a FILE that does not exist but has no directory part may be a bare name
 // in dir.
 func resolveTrace(spec, dir string) (simTrace, error) {
 	spec = strings.TrimSpace(spec)
@@ -289,7 +289,10 @@ func resolveTrace(spec, dir string) (simTrace, error) {
 	if spec == "" {
 		return tr, errors.New("empty trace name in -trace")
 	}
-	for _, name := range strings.Split(spec, "+") {
+	names := strings.Split(spec, "+")
+	for i, name := range names {
+		name = strings.TrimSpace(name)
+		names[i] = name
 		path, err := resolveFile(name, dir)
 		if err != nil && name == "" {
 			err = fmt.Errorf("trace %q: empty file name", spec)
@@ -299,6 +302,9 @@ func resolveTrace(spec, dir string) (simTrace, error) {
 		}
 		tr.files = append(tr.files, path)
 	}
+	// The name without the spaces around its files, so that "a + b" and
+	// "a+b" are one trace.
+	tr.name = strings.Join(names, "+")
 	return tr, nil
 }
 
