@@ -78,6 +78,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 	var owned, waits []*flight[K, V]
 	for _, k := range need {
 		if ch.has(k) {
+			c.stats.noWait.Add(1)
 			fail(k, ErrReentrant)
 			continue
 		}
@@ -104,6 +105,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 		if err := ctx.Err(); err != nil {
 			// A caller that has already given up starts no load.
 			sh.mu.Unlock()
+			c.stats.noWait.Add(1)
 			fail(k, err)
 			continue
 		}

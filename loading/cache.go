@@ -239,6 +239,7 @@ func (c *Cache[K, V]) answer(ctx context.Context, key K, r *record[V], st state,
 func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 	var zero V
 	if chainOf[K, V](ctx, c).has(key) {
+		c.stats.noWait.Add(1)
 		return zero, ErrReentrant
 	}
 	if c.beforeFlight != nil {
@@ -264,6 +265,7 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 	if err := ctx.Err(); err != nil {
 		// A caller that has already given up starts no load.
 		sh.mu.Unlock()
+		c.stats.noWait.Add(1)
 		return zero, err
 	}
 	f := c.newFlight(key, sh, prev, c.probe == nil)
@@ -493,13 +495,20 @@ func (c *Cache[K, V]) overtake(sh *shard[K, V], key K) {
 // flight during ExpireAll stores its result as already stale; a Get that
 // misses the key after ExpireAll does not wait for that load (it may have
 // read the source before the change) but starts a new one, whose result
-// wins. If ExpireAll
-// is called again, the stale window of values loaded before both calls is
-// counted from the later one (never beyond their own TTL plus MaxStale).
+// wins.
+//
+// ExpireAll never lengthens a value's life: a value's stale window is
+// MaxStale from the first ExpireAll after its load began (or from the end
+// of its TTL, if that came first), however many calls follow. A later
+// call does not bring back a value whose window has ended (nor, after a
+// failed reload, one whose failure Get was returning: that failure is
+// forgotten and the next Get loads). ExpireAll remembers at most its last
+// 1024 calls within MaxStale: a value loaded before all of them is past
+// its stale window.
 func (c *Cache[K, V]) ExpireAll() {
 	c.epochMu.Lock()
 	defer c.epochMu.Unlock()
-	c.epoch.Store(&epoch{gen: c.epoch.Load().gen + 1, at: c.now()})
+	c.epoch.Store(c.epoch.Load().next(c.now(), c.maxStale))
 }
 
 // InvalidateAll removes every entry (cachekit.Cache.Clear). Loads in flight

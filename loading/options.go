@@ -80,7 +80,8 @@ type Options[K comparable, V any] struct {
 	// fail the value keeps being served with the failure wrapped in the
 	// error (stale-if-error), until MaxStale is over; then Get returns
 	// the failure. ExpireAll makes every value stale, with MaxStale
-	// counted from the ExpireAll. Zero means a value is never served
+	// counted from the first ExpireAll after the value's load began (a
+	// later one does not extend it). Zero means a value is never served
 	// after its TTL. Negative values are invalid. Default 0.
 	MaxStale time.Duration
 

@@ -53,11 +53,41 @@ func (r *record[V]) hardEnd() int64 {
 	return end
 }
 
-// epoch counts ExpireAll calls: a value whose load began in an earlier
-// generation is stale since at.
+// epoch counts ExpireAll calls: a value whose load began in generation g
+// is stale from the time of the call that began generation g+1 (the first
+// ExpireAll after its load began), however many calls followed.
 type epoch struct {
 	gen uint64
-	at  int64
+	// ats holds the times of the latest calls, oldest first: the last one
+	// began gen, the one before it gen-1, and so on. A call is dropped
+	// once MaxStale has passed since it (the values it made stale are
+	// past their window), or when more than maxExpireAlls follow it.
+	// Epochs share the backing array: a new epoch only appends past the
+	// end of the one before it, where no reader of an older epoch looks.
+	ats []int64
+}
+
+// maxExpireAlls bounds the calls an epoch remembers: a value whose load
+// began before all of them is past its stale window.
+const maxExpireAlls = 1024
+
+// staleSince returns when values whose load began in generation g (before
+// ep.gen) became stale, or false if their stale window has ended.
+func (ep *epoch) staleSince(g uint64) (int64, bool) {
+	back := ep.gen - g // >= 1: ats[len-1] began gen, ats[len-back] g+1
+	if back > uint64(len(ep.ats)) {
+		return 0, false
+	}
+	return ep.ats[len(ep.ats)-int(back)], true
+}
+
+// next returns the epoch begun by an ExpireAll at now.
+func (ep *epoch) next(now int64, maxStale time.Duration) *epoch {
+	ats := ep.ats
+	for len(ats) > 0 && (satAdd(ats[0], maxStale) <= now || len(ats) >= maxExpireAlls) {
+		ats = ats[1:]
+	}
+	return &epoch{gen: ep.gen + 1, ats: append(ats, now)}
 }
 
 // state is what a record can answer at a given time.
@@ -74,14 +104,17 @@ const (
 // reload is due (only ever for fresh and stale).
 func (c *Cache[K, V]) view(r *record[V], now int64, ep *epoch) (state, bool) {
 	if r.hasValue {
-		until := r.freshUntil
+		until, ok := r.freshUntil, true
 		if r.gen < ep.gen {
-			until = min(until, ep.at)
+			var at int64
+			at, ok = ep.staleSince(r.gen)
+			until = min(until, at)
 		}
-		if now < until {
+		switch {
+		case !ok: // past the stale window of an earlier ExpireAll
+		case now < until:
 			return fresh, now >= r.nextLoad
-		}
-		if now < satAdd(until, c.maxStale) {
+		case now < satAdd(until, c.maxStale):
 			return stale, now >= r.nextLoad || r.loadGen < ep.gen
 		}
 	}

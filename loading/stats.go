@@ -11,6 +11,7 @@ import (
 // the core cache's (see Stats), so the hit path counts nothing here.
 type counters struct {
 	unusable     atomic.Uint64 // core hits whose record could not answer
+	noWait       atomic.Uint64 // of those and the core misses: failed at once, waiting for no load
 	staleHits    atomic.Uint64
 	errorHits    atomic.Uint64
 	shared       atomic.Uint64
@@ -29,7 +30,10 @@ type Stats struct {
 	ErrorHits uint64 // lookups answered with a remembered error or not-found answer
 	// Misses are lookups that found nothing usable in the cache and went
 	// on to wait for a load (or found, on a second look under the key's
-	// lock, the result of a load that had just finished).
+	// lock, the result of a load that had just finished). A lookup that
+	// fails at once instead, with ErrReentrant or because its context
+	// has already ended, counts in none of Hits, StaleHits, ErrorHits
+	// and Misses.
 	Misses uint64
 	// Shared are the misses that joined a load already in flight instead
 	// of starting one: Shared/Misses is the deduplication rate.
@@ -79,11 +83,16 @@ func (c *Cache[K, V]) Stats() Stats {
 		Refreshes:        c.stats.refreshes.Load(),
 		RefreshesSkipped: c.stats.refreshSkips.Load(),
 	}
+	// noWait follows a core miss or an unusable record: read before
+	// them, it never exceeds their sum.
+	noWait := c.stats.noWait.Load()
 	unusable := c.stats.unusable.Load()
 	s.Core = c.core.Stats()
 	if n := s.StaleHits + s.ErrorHits + unusable; s.Core.Hits >= n {
 		s.Hits = s.Core.Hits - n
 	}
-	s.Misses = s.Core.Misses + unusable
+	if n := s.Core.Misses + unusable; n >= noWait {
+		s.Misses = n - noWait
+	}
 	return s
 }
