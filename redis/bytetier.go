@@ -259,7 +259,9 @@ func (t *ByteTier) SetHandlers(h Handlers) { t.handlers.Store(&h) }
 // a ByteTier under key (a missing key, or one holding something else,
 // counted in Stats.L2Incompatible). While the subscription is down the TTL
 // is at most DegradedTTL. It returns an error if Redis fails or does not
-// answer within Timeout, ErrUnavailable if the breaker is open.
+// answer within Timeout, ErrUnavailable if the breaker is open. After
+// Close, Get returns ErrClosed and sends nothing; Close waits for the Gets
+// in flight.
 func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl time.Duration, found bool, err error) {
 	if t.life.Err() != nil {
 		return dst, 0, false, ErrClosed
@@ -275,9 +277,19 @@ func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl 
 	defer cancel()
 	var raw string
 	err = t.call(ctx, tk, func() (err error) {
+		// Admitted here, right before the GET, rather than with the check
+		// above: Close may have begun since (nothing is sent after it
+		// has returned), and a refusal is neutral for the breaker.
+		if !t.beginCall() {
+			return ErrClosed
+		}
+		defer t.endCall()
 		raw, err = t.client.Get(cctx, t.prefix+string(key)).Result()
 		return err
 	})
+	if errors.Is(err, ErrClosed) {
+		return dst, 0, false, ErrClosed
+	}
 	t.st.observeRead(time.Since(start))
 	switch {
 	case errors.Is(err, goredis.Nil):
@@ -329,10 +341,10 @@ func (t *ByteTier) incompatible(key []byte, err error) {
 // may keep their old copies. After Close, Set returns ErrClosed; Close
 // waits for the Sets in flight.
 func (t *ByteTier) Set(ctx context.Context, key, value []byte, ttl time.Duration) error {
-	if !t.beginWrite() {
+	if !t.beginCall() {
 		return ErrClosed
 	}
-	defer t.endWrite()
+	defer t.endCall()
 	if ttl == 0 {
 		return fmt.Errorf("redis: setting %q: zero TTL (negative means no expiry)", key)
 	}
@@ -356,10 +368,10 @@ func (t *ByteTier) Set(ctx context.Context, key, value []byte, ttl time.Duration
 // invalidation (whether or not it was there), in one round trip. After
 // Close, Delete returns ErrClosed; Close waits for the Deletes in flight.
 func (t *ByteTier) Delete(ctx context.Context, key []byte) (bool, error) {
-	if !t.beginWrite() {
+	if !t.beginCall() {
 		return false, ErrClosed
 	}
-	defer t.endWrite()
+	defer t.endCall()
 	skey := string(key)
 	var del *goredis.IntCmd
 	_, err := t.writeAndPublish(ctx, skey, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {
@@ -378,8 +390,8 @@ func (t *ByteTier) Delete(ctx context.Context, key []byte) (bool, error) {
 func (t *ByteTier) Stats() Stats { return t.stats() }
 
 // Close stops the subscription and waits for its goroutine and for the
-// Sets and Deletes in flight (each ends within Timeout), so that nothing is
-// written after Close has returned; the handlers are not called
-// afterwards, and the methods return ErrClosed. The Redis client stays
-// open. Close is idempotent.
+// Gets, Sets and Deletes in flight (each ends within Timeout), so that
+// nothing is sent to Redis after Close has returned; the handlers are not
+// called afterwards, and the methods return ErrClosed. The Redis client
+// stays open. Close is idempotent.
 func (t *ByteTier) Close() { t.closeOnce.Do(t.stop) }

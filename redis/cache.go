@@ -294,10 +294,10 @@ func (c *Cache[V]) Delete(ctx context.Context, key string) error {
 // cannot store under key, and a drop for them would lose the value of a
 // Set whose Redis write failed (L1 is then its only copy).
 func (c *Cache[V]) change(ctx context.Context, key string, local func(), remote func() error) error {
-	if !c.beginWrite() {
+	if !c.beginCall() {
 		return ErrClosed
 	}
-	defer c.endWrite()
+	defer c.endCall()
 	s := c.stripe(key)
 	if err := s.acquire(ctx, c.life.Done()); err != nil {
 		return fmt.Errorf("redis: waiting to write %q: %w", key, err)

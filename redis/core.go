@@ -69,11 +69,12 @@ type core struct {
 	closed  bool
 	wg      sync.WaitGroup
 
-	// writes counts the Sets and Deletes in flight (beginWrite), so that
-	// Close waits for them: none reaches Redis after Close has returned.
-	// writesMu orders their admission with the end of life in stop.
-	writesMu sync.RWMutex
-	writes   sync.WaitGroup
+	// calls counts the Sets and Deletes in flight, and a ByteTier's Gets
+	// (beginCall), so that Close waits for them: none reaches Redis after
+	// Close has returned. callsMu orders their admission with the end of
+	// life in stop. (A Cache's reads have their own count: reads.wait.)
+	callsMu sync.RWMutex
+	calls   sync.WaitGroup
 }
 
 // coreSettings are the resolved options that newCore needs.
@@ -137,17 +138,17 @@ func (c *core) startSubscription() {
 }
 
 // stop ends the subscription and the owner's goroutines, refuses new Sets
-// and Deletes (beginWrite), and waits for the goroutines and for the Sets
-// and Deletes in flight.
+// and Deletes, and a ByteTier's Gets (beginCall), and waits for the
+// goroutines and for those calls in flight.
 //
 // A subscription attempt that a hanging Redis holds (while connecting, or
 // waiting for its handshake's answer) ends after Options.Timeout (at least
 // 100ms; the client must have ContextTimeoutEnabled): stop waits for it, as
 // for a Set or Delete in flight (each ends within Timeout).
 func (c *core) stop() {
-	c.writesMu.Lock()
+	c.callsMu.Lock()
 	c.endLife()
-	c.writesMu.Unlock()
+	c.callsMu.Unlock()
 	c.flushMu.Lock()
 	c.flushOff = true
 	if c.flushTimer != nil {
@@ -163,23 +164,23 @@ func (c *core) stop() {
 	c.psMu.Unlock()
 	c.wg.Wait()
 	c.subscribed.Store(false) // the subscription ended with its goroutine
-	c.writes.Wait()
+	c.calls.Wait()
 }
 
-// beginWrite admits a Set or Delete, unless Close has begun: then it
-// returns false, and the call returns ErrClosed. A true answer must be
-// followed by endWrite when the call is over.
-func (c *core) beginWrite() bool {
-	c.writesMu.RLock()
-	defer c.writesMu.RUnlock()
+// beginCall admits a Set or Delete, or a ByteTier's Get, unless Close has
+// begun: then it returns false, and the call returns ErrClosed. A true
+// answer must be followed by endCall when the call is over.
+func (c *core) beginCall() bool {
+	c.callsMu.RLock()
+	defer c.callsMu.RUnlock()
 	if c.life.Err() != nil {
 		return false
 	}
-	c.writes.Add(1)
+	c.calls.Add(1)
 	return true
 }
 
-func (c *core) endWrite() { c.writes.Done() }
+func (c *core) endCall() { c.calls.Done() }
 
 // subscriptionMark returns a mark for steadySince: whether the subscription is
 // up now, and which confirmation it is.
@@ -211,10 +212,15 @@ func (c *core) ID() string { return c.id }
 // runs in order. A cluster client splits a pipeline by node and sends the
 // parts at the same time (the key and the channel usually live on
 // different nodes), so there the publish waits for the write's reply: a
-// second round trip, and nothing is published for a failed write.
+// second round trip, and nothing is published for a failed write. With a
+// plain client the invalidation goes out even if the write fails (Redis
+// refuses a SET when out of memory, say, but not the PUBLISH): harmless,
+// the other instances drop a copy and read the unchanged entry again.
 //
 // A write that fails is counted in Stats.L2WriteErrors, unless it failed
-// because ctx ended first (the caller gave up: no failure of Redis).
+// because ctx ended first (the caller gave up: no failure of Redis). An
+// invalidation is counted in Stats.InvalidationsSent when Redis accepted
+// its publication, whether or not the write succeeded.
 func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder) (goredis.Cmder, error) {
 	tk, ok := c.brk.allow()
 	if !ok {
@@ -248,6 +254,9 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 		}
 		return w.Err()
 	})
+	if pub != nil && pub.Err() == nil {
+		c.st.sent.Add(1)
+	}
 	if w.Err() != nil {
 		if !callerDone(ctx) {
 			c.st.l2WriteErrors.Add(1)
@@ -258,7 +267,6 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 	if pub.Err() != nil {
 		return w, fmt.Errorf("redis: publishing the invalidation of %q: %w", key, pub.Err())
 	}
-	c.st.sent.Add(1)
 	return w, nil
 }
 

@@ -504,42 +504,42 @@ func (h *holdFirstSet) ProcessPipelineHook(next goredis.ProcessPipelineHook) gor
 // value: the second waits for the first's Redis write, so L1 and Redis
 // keep the same last write (and the other instances with them).
 func TestSetsOfOneKeyInOrder(t *testing.T) {
-	s := standalone(t)
-	ctx := context.Background()
-	prefix := testPrefix(t)
-	h := &holdFirstSet{key: prefix + "k", entered: make(chan struct{}), release: make(chan struct{})}
-	ca := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true, MaxRetries: 1})
-	ca.AddHook(h)
-	t.Cleanup(func() { _ = ca.Close() })
-	cb, _ := backend{addrs: []string{s.Addr()}}.client(t)
-	tweak := func(o *Options[string]) { o.Prefix = prefix; o.Timeout = 5 * time.Second }
-	a := newTier(t, ca, newSource(), tweak)
-	b := newTier(t, cb, newSource(), tweak)
-	waitSubscribed(t, a, b)
+	forEachBackend(t, func(t *testing.T, be backend) {
+		ctx := context.Background()
+		prefix := testPrefix(t)
+		h := &holdFirstSet{key: prefix + "k", entered: make(chan struct{}), release: make(chan struct{})}
+		ca, _ := be.client(t)
+		ca.AddHook(h)
+		cb, _ := be.client(t)
+		tweak := func(o *Options[string]) { o.Prefix = prefix; o.Timeout = 5 * time.Second }
+		a := newTier(t, ca, newSource(), tweak)
+		b := newTier(t, cb, newSource(), tweak)
+		waitSubscribed(t, a, b)
 
-	first := make(chan error, 1)
-	go func() { first <- a.Set(ctx, "k", "v1") }()
-	<-h.entered // v1's Redis write is held
-	second := make(chan error, 1)
-	go func() { second <- a.Set(ctx, "k", "v2") }()
-	// Give the second Set time to overtake, if it could (it must not:
-	// the result below holds however long this is).
-	select {
-	case err := <-second:
-		second <- err
-	case <-time.After(500 * time.Millisecond):
-	}
-	close(h.release)
-	for _, ch := range []chan error{first, second} {
-		if err := <-ch; err != nil {
-			t.Fatal(err)
+		first := make(chan error, 1)
+		go func() { first <- a.Set(ctx, "k", "v1") }()
+		<-h.entered // v1's Redis write is held
+		second := make(chan error, 1)
+		go func() { second <- a.Set(ctx, "k", "v2") }()
+		// Give the second Set time to overtake, if it could (it must not:
+		// the result below holds however long this is).
+		select {
+		case err := <-second:
+			second <- err
+		case <-time.After(500 * time.Millisecond):
 		}
-	}
-	raw, _ := rawGet(t, cb, prefix+"k")
-	eventually(t, invalidationBound, "B receives both invalidations", func() bool { return b.Stats().InvalidationsReceived == 2 })
-	va, _ := a.Get(ctx, "k")
-	vb, _ := b.Get(ctx, "k")
-	if va != "v2" || vb != "v2" || parseEntry(raw).payload() != "v2" {
-		t.Fatalf("A serves %q, B %q, Redis holds %q; want v2 everywhere", va, vb, parseEntry(raw).payload())
-	}
+		close(h.release)
+		for _, ch := range []chan error{first, second} {
+			if err := <-ch; err != nil {
+				t.Fatal(err)
+			}
+		}
+		raw, _ := rawGet(t, cb, prefix+"k")
+		eventually(t, invalidationBound, "B receives both invalidations", func() bool { return b.Stats().InvalidationsReceived == 2 })
+		va, _ := a.Get(ctx, "k")
+		vb, _ := b.Get(ctx, "k")
+		if va != "v2" || vb != "v2" || parseEntry(raw).payload() != "v2" {
+			t.Fatalf("A serves %q, B %q, Redis holds %q; want v2 everywhere", va, vb, parseEntry(raw).payload())
+		}
+	})
 }

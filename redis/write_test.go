@@ -13,57 +13,59 @@ import (
 // its way reads the old value from Redis; it must not stay in L1 (this
 // instance ignores its own invalidation) once Delete has returned.
 func TestDeleteRacingLocalGet(t *testing.T) {
-	checkLeaks(t)
-	cl := standaloneClient(t)
-	c := newTier(t, cl, newSource(), nil) // the source has no value: a real miss is ErrNotFound
-	waitSubscribed(t, c)
-	ctx := context.Background()
-	if err := c.Set(ctx, "k", "old"); err != nil {
-		t.Fatal(err)
-	}
-	hold := newPipeHold("set")
-	cl.AddHook(hold)
-	done := make(chan error)
-	go func() { done <- c.Delete(ctx, "k") }()
-	<-hold.entered // Delete has emptied L1; its tombstone is held
-	if v, err := c.Get(ctx, "k"); err != nil || v != "old" {
-		t.Fatalf("Get during Delete = %q, %v; want the old value from Redis", v, err)
-	}
-	close(hold.release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if v, err := c.Get(ctx, "k"); !errors.Is(err, loading.ErrNotFound) {
-		t.Fatalf("Get after Delete returned = %q, %v (Local hits %d); want not found", v, err, c.Stats().Local.Hits)
-	}
+	forEachBackend(t, func(t *testing.T, b backend) {
+		cl, _ := b.client(t)
+		c := newTier(t, cl, newSource(), nil) // the source has no value: a real miss is ErrNotFound
+		waitSubscribed(t, c)
+		ctx := context.Background()
+		if err := c.Set(ctx, "k", "old"); err != nil {
+			t.Fatal(err)
+		}
+		hold := newPipeHold("set")
+		cl.AddHook(hold)
+		done := make(chan error)
+		go func() { done <- c.Delete(ctx, "k") }()
+		<-hold.entered // Delete has emptied L1; its tombstone is held
+		if v, err := c.Get(ctx, "k"); err != nil || v != "old" {
+			t.Fatalf("Get during Delete = %q, %v; want the old value from Redis", v, err)
+		}
+		close(hold.release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		if v, err := c.Get(ctx, "k"); !errors.Is(err, loading.ErrNotFound) {
+			t.Fatalf("Get after Delete returned = %q, %v (Local hits %d); want not found", v, err, c.Stats().Local.Hits)
+		}
+	})
 }
 
 // The same window in Set: L1 is flushed (as on a resubscription) while
 // Set's Redis write is on its way, and a Get reads the old value from
 // Redis; once Set has returned, Get must return the new value.
 func TestSetRacingLocalGetAfterFlush(t *testing.T) {
-	checkLeaks(t)
-	cl := standaloneClient(t)
-	c := newTier(t, cl, newSource(), nil)
-	waitSubscribed(t, c)
-	ctx := context.Background()
-	if err := c.Set(ctx, "k", "old"); err != nil {
-		t.Fatal(err)
-	}
-	hold := newPipeHold("set")
-	cl.AddHook(hold)
-	done := make(chan error)
-	go func() { done <- c.Set(ctx, "k", "new") }()
-	<-hold.entered
-	c.flushLocal() // what confirmFlush and the degraded timer do
-	if v, err := c.Get(ctx, "k"); err != nil || v != "old" {
-		t.Fatalf("Get during Set = %q, %v; want the old value from Redis", v, err)
-	}
-	close(hold.release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	mustGet(t, c, "k", "new")
+	forEachBackend(t, func(t *testing.T, b backend) {
+		cl, _ := b.client(t)
+		c := newTier(t, cl, newSource(), nil)
+		waitSubscribed(t, c)
+		ctx := context.Background()
+		if err := c.Set(ctx, "k", "old"); err != nil {
+			t.Fatal(err)
+		}
+		hold := newPipeHold("set")
+		cl.AddHook(hold)
+		done := make(chan error)
+		go func() { done <- c.Set(ctx, "k", "new") }()
+		<-hold.entered
+		c.flushLocal() // what confirmFlush and the degraded timer do
+		if v, err := c.Get(ctx, "k"); err != nil || v != "old" {
+			t.Fatalf("Get during Set = %q, %v; want the old value from Redis", v, err)
+		}
+		close(hold.release)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		mustGet(t, c, "k", "new")
+	})
 }
 
 // A Set that no read races keeps its value in L1: the next Get is an L1
