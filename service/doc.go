@@ -90,6 +90,6 @@
 //
 // # Second tier
 //
-// Options.Tier plugs in a second tier (the Redis tier of the cachekit/redis
-// module, through an adapter); see Tier for the semantics.
+// Options.Tier plugs in a second tier (the cachekit/redis module's
+// ByteTier implements Tier); see Tier for the semantics.
 package service

@@ -83,7 +83,12 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 		fs.PrintDefaults()
 	}
 	o := service.DefaultOptions()
+	// The only tier of cachekit serve is Redis's, whose calls' deadline
+	// fitTierTimeout derives from --redis-timeout: the server's own
+	// default (100ms) never applies, and the help must not show it.
+	o.TierTimeout = 0
 	o.RegisterFlags(fs)
+	fs.Lookup("tier-timeout").Usage = "deadline of each call to the Redis tier (--redis); longer than --redis-timeout (0: 1.5 × --redis-timeout)"
 	rf := registerRedisFlags(fs)
 	logFormat := fs.String("log-format", "text", "log format: text or json")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
