@@ -227,6 +227,9 @@ func (s *Server) Close() error {
 // ListenAndServe listens on Options.Addr and serves until ctx is done; see
 // Serve.
 func (s *Server) ListenAndServe(ctx context.Context) error {
+	if ctx == nil {
+		return errors.New("service: ListenAndServe: nil Context")
+	}
 	ln, err := net.Listen("tcp", s.o.Addr)
 	if err != nil {
 		return fmt.Errorf("service: %w", err)
@@ -239,8 +242,13 @@ func (s *Server) ListenAndServe(ctx context.Context) error {
 // in flight to complete, for at most Options.ShutdownTimeout, after which
 // it closes the remaining connections and returns an error. It returns nil
 // after a complete graceful shutdown, or the error that stopped the
-// listener. Serve closes ln.
+// listener. Serve closes ln. A nil ctx is refused with an error (ln is
+// closed, nothing is served).
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if ctx == nil {
+		ln.Close()
+		return errors.New("service: Serve: nil Context")
+	}
 	hs := &http.Server{
 		Handler:           s,
 		ReadHeaderTimeout: s.o.ReadHeaderTimeout,
