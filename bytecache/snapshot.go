@@ -56,10 +56,14 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // the entries written during its walk for at most one shard's ring of
 // bytes, so a snapshot is at most about twice Options.MaxBytes.
 //
-// SaveTo returns the first error from w, or ErrClosed after Close.
+// SaveTo returns the first error from w, or ErrClosed after Close; a nil w
+// is refused with an error.
 func (c *Cache) SaveTo(w io.Writer) error {
 	if c.closed.Load() {
 		return ErrClosed
+	}
+	if w == nil {
+		return errors.New("bytecache: SaveTo: nil io.Writer")
 	}
 	var hdr [snapHeaderLen]byte
 	copy(hdr[:], snapMagic)
@@ -159,10 +163,13 @@ func readN(r io.Reader, buf []byte, n int) ([]byte, error) {
 // If the snapshot is malformed, truncated or fails a checksum, LoadFrom
 // returns an error wrapping ErrCorrupt and the cache is unchanged; it
 // returns other read errors wrapped (also leaving the cache unchanged),
-// and ErrClosed after Close.
+// and ErrClosed after Close; a nil r is refused with an error.
 func (c *Cache) LoadFrom(r io.Reader) error {
 	if c.closed.Load() {
 		return ErrClosed
+	}
+	if r == nil {
+		return errors.New("bytecache: LoadFrom: nil io.Reader")
 	}
 	var hdr [snapHeaderLen]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
