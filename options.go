@@ -51,8 +51,9 @@ type Options[K comparable, V any] struct {
 	// Policy names the eviction policy of a bounded cache: "" or "default"
 	// for the default (W-TinyLFU with an adaptive window), or one of
 	// PolicyNames(), optionally with a parameter after a colon
-	// ("lrfu:0.001"). An unknown name, or a policy for an unbounded cache,
-	// is an error. Default "".
+	// ("lrfu:0.001"); names are matched without regard to case, and
+	// surrounding spaces are ignored. An unknown name, or a policy for an
+	// unbounded cache, is an error. Default "".
 	Policy string
 
 	// InitialCapacity is the number of entries to make room for up front,

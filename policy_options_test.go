@@ -72,3 +72,28 @@ func TestPolicyOptionErrors(t *testing.T) {
 		}
 	}
 }
+
+// Policy names are matched without regard to case or surrounding spaces,
+// as Options.Policy says: " LRU " is lru (it evicts the least recently
+// used key, which the default, refusing the newcomer, would not).
+func TestPolicyNameCaseAndSpaces(t *testing.T) {
+	c, err := New(Options[int, int]{Policy: " LRU ", MaxEntries: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Set(1, 1)
+	c.Set(2, 2)
+	c.Get(1)
+	c.settle()
+	c.Set(3, 3)
+	c.settle()
+	if _, ok := c.Get(2); ok {
+		t.Fatal(`Policy " LRU ": key 2, the least recently used, was not evicted`)
+	}
+	for _, k := range []int{1, 3} {
+		if _, ok := c.Get(k); !ok {
+			t.Fatalf(`Policy " LRU ": key %d was evicted; want key 2 evicted`, k)
+		}
+	}
+}
