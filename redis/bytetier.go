@@ -261,8 +261,12 @@ func (t *ByteTier) SetHandlers(h Handlers) { t.handlers.Store(&h) }
 // is at most DegradedTTL. It returns an error if Redis fails or does not
 // answer within Timeout, ErrUnavailable if the breaker is open. After
 // Close, Get returns ErrClosed and sends nothing; Close waits for the Gets
-// in flight.
+// in flight. A nil ctx is an error: Get returns dst and one at once,
+// without calling Redis or passing the breaker.
 func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl time.Duration, found bool, err error) {
+	if ctx == nil {
+		return dst, 0, false, errNilContext
+	}
 	if t.life.Err() != nil {
 		return dst, 0, false, ErrClosed
 	}
@@ -339,8 +343,12 @@ func (t *ByteTier) incompatible(key []byte, err error) {
 // and publishes key's invalidation, in one round trip. If the write
 // succeeds but the publication fails, the error says so: other instances
 // may keep their old copies. After Close, Set returns ErrClosed; Close
-// waits for the Sets in flight.
+// waits for the Sets in flight. A nil ctx is an error: Set returns one at
+// once, without calling Redis or passing the breaker.
 func (t *ByteTier) Set(ctx context.Context, key, value []byte, ttl time.Duration) error {
+	if ctx == nil {
+		return errNilContext
+	}
 	if !t.beginCall() {
 		return ErrClosed
 	}
@@ -367,7 +375,12 @@ func (t *ByteTier) Set(ctx context.Context, key, value []byte, ttl time.Duration
 // Delete removes key, reporting whether Redis held it, and publishes its
 // invalidation (whether or not it was there), in one round trip. After
 // Close, Delete returns ErrClosed; Close waits for the Deletes in flight.
+// A nil ctx is an error: Delete returns false and one at once, without
+// calling Redis or passing the breaker.
 func (t *ByteTier) Delete(ctx context.Context, key []byte) (bool, error) {
+	if ctx == nil {
+		return false, errNilContext
+	}
 	if !t.beginCall() {
 		return false, ErrClosed
 	}

@@ -198,15 +198,24 @@ func (c *Cache[V]) now() time.Time {
 // with an error wrapping loading.ErrStale (with Local.MaxStale), a loader's
 // failure or not-found answer is returned (and remembered for
 // Local.ErrorTTL or Local.NotFoundTTL), ctx ending returns ctx.Err() while
-// the load goes on. An L1 hit sends nothing to Redis.
+// the load goes on. An L1 hit sends nothing to Redis. A nil ctx is an
+// error: Get returns one at once and does nothing else.
 func (c *Cache[V]) Get(ctx context.Context, key string) (V, error) {
+	if ctx == nil {
+		var zero V
+		return zero, errNilContext
+	}
 	return c.l1.Get(ctx, key)
 }
 
 // GetMany returns the values of keys, like Get for each key (see
 // loading.Cache.GetMany for the results): keys missing from L1 are read
-// from Redis and loaded concurrently, one load per key (not one MGET).
+// from Redis and loaded concurrently, one load per key (not one MGET). A
+// nil ctx is an error: GetMany returns nil and an error at once.
 func (c *Cache[V]) GetMany(ctx context.Context, keys []string) (map[string]V, error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	return c.l1.GetMany(ctx, keys)
 }
 
@@ -223,8 +232,12 @@ func (c *Cache[V]) GetMany(ctx context.Context, keys []string) (map[string]V, er
 // waits for the previous one's Redis write), so both tiers keep the last;
 // if ctx ends while Set waits for its turn, Set returns an error wrapping
 // ctx.Err() and changes nothing. After Close, Set returns ErrClosed; Close
-// waits for the Sets in flight.
+// waits for the Sets in flight. A nil ctx is an error: Set returns one and
+// changes nothing.
 func (c *Cache[V]) Set(ctx context.Context, key string, value V) error {
+	if ctx == nil {
+		return errNilContext
+	}
 	if c.life.Err() != nil {
 		return ErrClosed // before encoding: a value the codec refuses too
 	}
@@ -248,8 +261,12 @@ func (c *Cache[V]) Set(ctx context.Context, key string, value V) error {
 // result in neither tier, nor does a load of this instance that reads
 // Redis before the tombstone is there. If Redis fails, the error is
 // returned; the key is gone from this instance's L1 all the same. Delete
-// waits for its turn as Set does, and returns ErrClosed after Close.
+// waits for its turn as Set does, and returns ErrClosed after Close. A nil
+// ctx is an error: Delete returns one and changes nothing.
 func (c *Cache[V]) Delete(ctx context.Context, key string) error {
+	if ctx == nil {
+		return errNilContext
+	}
 	return c.change(ctx, key, func() { c.l1.Delete(key) }, func() error {
 		env := newEnvelope(kindTomb, mrand.Uint64(), 0, expiresAt(c.tombstoneTTL), 0)
 		_, err := c.core.writeAndPublish(ctx, key, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {

@@ -288,6 +288,14 @@ func (c *core) call(ctx context.Context, tk ticket, f func() error) error {
 	return err
 }
 
+// errNilContext is returned by every method given a nil context.Context
+// (a programming error: pass context.Background() or context.TODO()),
+// before it touches L1, Redis, the circuit breaker or the counters. It must
+// not get as far as the breaker: admitted, the call would panic
+// (callContext reads its deadline) without reporting back, and as the
+// half-open probe it would keep the breaker half-open for good.
+var errNilContext = errors.New("redis: nil Context")
+
 // callerDone reports whether the caller's context ctx has ended, or its
 // deadline has passed: a Redis call that the caller's deadline bounds fails
 // at it (the client sets it on the connection), often before ctx's own
