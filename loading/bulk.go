@@ -16,8 +16,12 @@ import "context"
 // load's error, ErrNotFound, ErrReentrant or ctx.Err() for a key not in it.
 // If ctx ends while GetMany waits, it returns at once with what it has; the
 // loads go on and their results are cached. After Close it returns
-// (nil, ErrClosed).
+// (nil, ErrClosed). A nil ctx is an error: GetMany returns nil and an
+// error at once, without looking any key up or starting a load.
 func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
+	if ctx == nil {
+		return nil, errNilContext
+	}
 	if c.closed.Load() {
 		return nil, ErrClosed
 	}

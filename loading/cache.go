@@ -195,8 +195,14 @@ func (c *Cache[K, V]) shard(key K) *shard[K, V] {
 //     and reads the cache).
 //
 // Get returns ErrReentrant if called by a loader for a key its own call
-// chain is loading, and ErrClosed after Close.
+// chain is loading, and ErrClosed after Close. A nil ctx is an error: Get
+// returns one at once, without looking the key up (no lookup is counted
+// in Stats) or starting a load.
 func (c *Cache[K, V]) Get(ctx context.Context, key K) (V, error) {
+	if ctx == nil {
+		var zero V
+		return zero, errNilContext
+	}
 	if c.closed.Load() {
 		var zero V
 		return zero, ErrClosed

@@ -33,6 +33,10 @@ var (
 	ErrClosed = errors.New("loading: cache closed")
 )
 
+// errNilContext is returned by Get and GetMany for a nil context.Context
+// (a programming error: pass context.Background() or context.TODO()).
+var errNilContext = errors.New("loading: nil Context")
+
 // PanicError is the error every waiter gets when a loader panics or calls
 // runtime.Goexit, or when the user code that storing its result runs (the
 // Weigher) does. It is not cached: the next Get of the key loads again.

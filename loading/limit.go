@@ -14,9 +14,12 @@ import (
 // answer stays valid: the remaining TTL of a second cache tier, an HTTP
 // max-age. A d of zero or less makes the values stale at once (so they are
 // served only within MaxStale). With several calls the shortest d wins.
-// LimitTTL does nothing when ctx is not a loader call's context, and it
-// affects neither remembered errors nor not-found answers.
+// LimitTTL does nothing when ctx is not a loader call's context (or is
+// nil), and it affects neither remembered errors nor not-found answers.
 func LimitTTL(ctx context.Context, d time.Duration) {
+	if ctx == nil {
+		return
+	}
 	l, _ := ctx.Value(ttlLimitKey{}).(*ttlLimit)
 	if l == nil {
 		return
