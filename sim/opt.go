@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"math"
 )
@@ -74,8 +75,12 @@ type slot struct {
 
 // NewOPT returns an empty OPT cache of capacity entries for replaying t.
 // Several OPT caches of one Trace share the next-use table, which the
-// first one computes: 8 bytes per request.
+// first one computes: 8 bytes per request. A nil t is an error (OPT must
+// know the trace it replays; NewTrace(nil) is an empty one).
 func NewOPT(t *Trace, capacity int, bypass bool) (*OPT, error) {
+	if t == nil {
+		return nil, errors.New("nil Trace: OPT must know the trace it replays")
+	}
 	if err := checkCapacity(capacity); err != nil {
 		return nil, err
 	}

@@ -40,8 +40,12 @@ type source struct {
 	r    io.Reader
 }
 
-// NewReader returns a Reader of the trace in r.
+// NewReader returns a Reader of the trace in r. If r is nil, the Reader
+// reads no key and Err reports the nil io.Reader.
 func NewReader(r io.Reader) *Reader {
+	if r == nil {
+		return &Reader{err: errors.New("trace: nil io.Reader")}
+	}
 	return &Reader{srcs: []source{{"trace", r}}}
 }
 
