@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cachekit/cachekit/internal/leaktest"
 	"github.com/cachekit/cachekit/loading"
 	"github.com/cachekit/cachekit/redis/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
@@ -29,9 +30,16 @@ var servers struct {
 	private    []*redistest.Server
 }
 
+// TestMain stops the servers after the tests, and then fails them if
+// goroutines they started are still running (see leaktest.Run).
 func TestMain(m *testing.M) {
-	code := m.Run()
+	os.Exit(leaktest.Run(m, stopServers))
+}
+
+// stopServers stops the servers the tests started.
+func stopServers() {
 	servers.mu.Lock()
+	defer servers.mu.Unlock()
 	if servers.standalone != nil {
 		servers.standalone.Stop()
 	}
@@ -41,8 +49,6 @@ func TestMain(m *testing.M) {
 	for _, s := range servers.private {
 		s.Stop()
 	}
-	servers.mu.Unlock()
-	os.Exit(code)
 }
 
 // noRedis skips the test, or fails it when CACHEKIT_REQUIRE_REDIS=1.

@@ -1,0 +1,5 @@
+package leaktest
+
+import "testing"
+
+func TestMain(m *testing.M) { Main(m) }
