@@ -127,6 +127,11 @@ type Options[K comparable, V any] struct {
 
 	// Clock is the time source for every lifetime above and for the
 	// underlying cache. Default nil: the system's monotonic clock.
+	// Its Now must not panic: a panic on a caller's goroutine leaves no
+	// lock held and reaches the caller, but a load runs on a goroutine of
+	// its own, which reads the Clock to time the load and to store its
+	// result, and a panic there ends the program, as any panic that no
+	// caller can recover does.
 	Clock cachekit.Clock
 
 	// Probe, if set, is asked before the loader by the caller of Get that

@@ -31,7 +31,7 @@ type Options struct {
 	// Negative: entries written without a TTL never expire.
 	DefaultTTL time.Duration
 	// MaxTTL bounds the TTL a request may ask for; longer is a 400.
-	// Default 100 years.
+	// Default and maximum 100 years (DefaultMaxTTL): New refuses more.
 	MaxTTL time.Duration
 	// MaxKeyBytes is the longest key accepted (longer is a 400), at most
 	// 65535. Default 1024.
@@ -179,7 +179,7 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 	fs.Var(sizeFlag{&o.MaxBytes}, "max-bytes", "budget of the in-memory store's entry storage (units: KiB, MiB, GiB, KB, MB, GB)")
 	fs.IntVar(&o.Shards, "shards", o.Shards, "store shards, a power of two (0: the store's default)")
 	fs.DurationVar(&o.DefaultTTL, "default-ttl", o.DefaultTTL, "TTL of entries written without one (negative: no expiry); 0: 10m, or max-ttl if shorter")
-	fs.DurationVar(&o.MaxTTL, "max-ttl", o.MaxTTL, "longest TTL a request may ask for")
+	fs.DurationVar(&o.MaxTTL, "max-ttl", o.MaxTTL, "longest TTL a request may ask for (at most 100 years)")
 	fs.Var(intSizeFlag{&o.MaxKeyBytes}, "max-key-bytes", "longest key accepted (at most 65535)")
 	fs.Var(intSizeFlag{&o.MaxValueBytes}, "max-value-bytes", "largest value accepted (a PUT body or one POSTed entry); 0: 1 MiB, halved until it fits max-bytes")
 	fs.Var(sizeFlag{&o.MaxBodyBytes}, "max-body-bytes", "largest POST /v1/entries body")
