@@ -80,6 +80,17 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 
 	ch := chainOf(ctx, c)
 	var owned, waits []*flight[K, V]
+	// The loads registered so far are launched even if a later key's
+	// second look panics (its Clock, recovered by the caller, as net/http
+	// recovers a handler's): otherwise they would stay in the table with
+	// nobody to run them, and every later miss of their keys would join
+	// them and wait until its context ended.
+	launched := false
+	defer func() {
+		if !launched {
+			c.launchOwned(ctx, owned)
+		}
+	}()
 	for _, k := range need {
 		if ch.has(k) {
 			c.stats.noWait.Add(1)
@@ -95,7 +106,10 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 			f.waitable()
 			sh.mu.Unlock()
 			f.startDeferred()
-			c.stats.shared.Add(1)
+			if err := c.joined(ctx, f); err != nil {
+				fail(k, err)
+				continue
+			}
 			waits = append(waits, f)
 			continue
 		}
@@ -119,13 +133,8 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 		owned = append(owned, f)
 		waits = append(waits, f)
 	}
-	switch {
-	case len(owned) == 0:
-	case c.bulk != nil:
-		c.launch(ctx, owned, false)
-	default:
-		c.launchEach(ctx, owned)
-	}
+	launched = true
+	c.launchOwned(ctx, owned)
 
 	for i, f := range waits {
 		select {
@@ -145,6 +154,18 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 		take(f.key, f.value, f.err, resultState(f.err))
 	}
 	return c.bulkResult(out, errs)
+}
+
+// launchOwned launches the loads of the flights a GetMany registered: in
+// one call with a BulkLoader, otherwise one call per key (see launchEach).
+func (c *Cache[K, V]) launchOwned(ctx context.Context, owned []*flight[K, V]) {
+	switch {
+	case len(owned) == 0:
+	case c.bulk != nil:
+		c.launch(ctx, owned, false)
+	default:
+		c.launchEach(ctx, owned)
+	}
 }
 
 // resultState is the state in which a flight's result puts its waiters: a

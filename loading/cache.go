@@ -257,7 +257,9 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 		f.waitable()
 		sh.mu.Unlock()
 		f.startDeferred()
-		c.stats.shared.Add(1)
+		if err := c.joined(ctx, f); err != nil {
+			return zero, err
+		}
 		return c.wait(ctx, f)
 	}
 	// Check the cache again, now that no load of the key can finish
@@ -293,6 +295,23 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 	}
 	c.launch(ctx, []*flight[K, V]{f}, false)
 	return c.wait(ctx, f)
+}
+
+// joined counts a lookup that has joined f, a load in flight, as shared;
+// unless ctx has already ended and f has not finished: then the lookup
+// fails at once, counted as such (no miss, see Stats), and joined returns
+// ctx's error. The caller made f waitable.
+func (c *Cache[K, V]) joined(ctx context.Context, f *flight[K, V]) error {
+	if err := ctx.Err(); err != nil {
+		select {
+		case <-f.done:
+		default:
+			c.stats.noWait.Add(1)
+			return err
+		}
+	}
+	c.stats.shared.Add(1)
+	return nil
 }
 
 // recheck looks key up again for a caller that holds sh.mu: its record, if

@@ -194,3 +194,39 @@ func TestClockPanicAfterProbeFound(t *testing.T) {
 		t.Fatalf("Get = %q, %v, panic %v; want the key loaded", v, err, p)
 	}
 }
+
+// A GetMany that registers a load for its first missing key, then has the
+// Clock panic on a later key (caller's goroutine, recovered by the caller,
+// as net/http recovers a handler's): the first key's flight must not stay
+// in the table unlaunched, or every later Get of that key joins it and
+// waits until its own context ends.
+func TestClockPanicInGetManyLaunchesEarlierLoads(t *testing.T) {
+	clock := &stackPanicClock{}
+	c := Must(Options[int, string]{Clock: clock, TTL: time.Minute, Loader: LoaderFunc[int, string](
+		func(ctx context.Context, key int) (string, error) { return "v", nil })})
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Get(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	c.ExpireAll() // key 2's record stays, unusable: its second look reads the clock
+	clock.advance(time.Second)
+	c.beforeFlight = func(k int) {
+		if k == 2 {
+			clock.arm("loading.(*Cache[...]).", 0)
+		}
+	}
+	p := recovered(func() { c.GetMany(ctx, []int{1, 2}) })
+	c.beforeFlight = nil
+	clock.armed.Store(nil)
+	if p == nil {
+		t.Fatalf("the clock did not panic")
+	}
+	// The deadline only bounds the failure: launched, the load ends at once.
+	tctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	v, err := c.Get(tctx, 1)
+	if v != "v" || err != nil {
+		t.Fatalf("after the Clock's panic (%v): Get(1) = %q, %v; want the key loaded (its load, registered by the GetMany, must have been launched)", p, v, err)
+	}
+}

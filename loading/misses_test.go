@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 	"testing/synctest"
+	"time"
 )
 
 // Misses counts lookups that went on to wait for a load: a lookup that
@@ -45,4 +46,42 @@ func TestMissesCountOnlyWaits(t *testing.T) {
 			t.Fatalf("stats %+v; want 3 misses (keys 10, 11, 20; not the ErrReentrant lookups), 3 loads", s)
 		}
 	})
+}
+
+// Stats: a lookup that fails at once because its context has already
+// ended counts in none of Hits, StaleHits, ErrorHits and Misses (stats.go),
+// also when a load of the key is in flight (the Get joins it, and returns
+// ctx.Err() at once).
+func TestEndedContextJoinIsNoMiss(t *testing.T) {
+	for _, many := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Get", true: "GetMany"}[many], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				gate := make(chan struct{})
+				src := newSource(func(ctx context.Context, key, n int) (string, error) {
+					<-gate
+					return "v", nil
+				})
+				c := newCache(t, Options[int, string]{Loader: src, TTL: time.Minute})
+				go c.Get(context.Background(), 1)
+				synctest.Wait() // the load is in flight, at the gate
+				done, cancel := context.WithCancel(context.Background())
+				cancel()
+				var err error
+				if many {
+					_, err = c.GetMany(done, []int{1})
+				} else {
+					_, err = c.Get(done, 1)
+				}
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("lookup with an ended context = %v; want context.Canceled", err)
+				}
+				s := c.Stats()
+				close(gate)
+				synctest.Wait()
+				if s.Misses != 1 || s.Shared != 0 {
+					t.Fatalf("stats %+v; want 1 miss (the load's starter), 0 shared: the lookup with an ended context failed at once", s)
+				}
+			})
+		})
+	}
 }
