@@ -90,3 +90,40 @@ func TestLenEmptyShardNoClock(t *testing.T) {
 		})
 	}
 }
+
+// Options.Now: "It is read only where a TTL is involved: ... by Get, Has,
+// Delete and Len when they find an entry with one". A shard whose only
+// live entry has no TTL (the entry with a TTL was deleted, or its key set
+// again without one) holds no entry with a TTL: Len must not read the
+// clock.
+func TestLenNoTTLEntryLeftNoClock(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		prep func(t *testing.T, c *Cache)
+	}{
+		{"set again without TTL", func(t *testing.T, c *Cache) {
+			set(t, c, "a", "1", time.Hour)
+			set(t, c, "a", "2", -1)
+		}},
+		{"TTL entry deleted", func(t *testing.T, c *Cache) {
+			set(t, c, "a", "1", time.Hour)
+			set(t, c, "b", "2", -1)
+			c.Delete([]byte("a"))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := newCountingClock()
+			c := newCache(t, Options{MaxBytes: 1 << 10, Shards: 1, Now: clk.Now})
+			tc.prep(t, c)
+			before := clk.reads.Load()
+			for range 3 {
+				if n := c.Len(); n != 1 {
+					t.Fatalf("Len = %d, want 1", n)
+				}
+			}
+			if n := clk.reads.Load() - before; n != 0 {
+				t.Errorf("Len of a cache holding no entry with a TTL read the clock %d times, want 0", n)
+			}
+		})
+	}
+}

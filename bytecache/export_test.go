@@ -84,7 +84,7 @@ func (c *Cache) checkShard(idx int, s *store) error {
 	if off != s.headOff {
 		return fmt.Errorf("walk ends at offset %d, head offset %d", off, s.headOff)
 	}
-	n := 0
+	n, ttl := 0, 0
 	var live int64
 	keys := map[string]bool{}
 	for slot, e := range s.table {
@@ -109,6 +109,15 @@ func (c *Cache) checkShard(idx int, s *store) error {
 			return fmt.Errorf("key %q in slot %d, lookup finds slot %d", key, slot, got)
 		}
 		live += int64(h.size())
+		if h.hasExp {
+			ttl++
+			if h.exp < s.minExp {
+				return fmt.Errorf("key %q expires at %d, before minExp %d", key, h.exp, s.minExp)
+			}
+		}
+	}
+	if ttl != s.ttlLive || ttl == 0 && s.minExp != noExpiry {
+		return fmt.Errorf("%d live entries with a TTL, counter %d, minExp %d", ttl, s.ttlLive, s.minExp)
 	}
 	if n != s.count {
 		return fmt.Errorf("%d slots used, count %d", n, s.count)

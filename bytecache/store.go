@@ -176,7 +176,8 @@ type store struct {
 
 	liveBytes  int64 // bytes of live entries
 	allocBytes int64 // bytes of allocated chunks
-	minExp     int64 // at most the smallest expiry of any live entry; noExpiry when none is live
+	minExp     int64 // at most the smallest expiry of any live entry; noExpiry when none has a TTL
+	ttlLive    int   // live entries with a TTL
 
 	// offHeap: map chunks outside the Go heap; mapped[i] tells whether
 	// chunks[i] was mapped (a failed mapping falls back to the heap).
@@ -246,6 +247,7 @@ func (s *store) reset() {
 	s.headOff, s.tailOff = 0, 0
 	s.liveBytes = 0
 	s.minExp = noExpiry
+	s.ttlLive = 0
 }
 
 func (s *store) advance(off uint32, n int) uint32 {
@@ -454,11 +456,6 @@ func (s *store) removeSlot(i int) {
 	}
 	t[i] = 0
 	s.count--
-	if s.count == 0 {
-		// No live entry is left to expire: Len need not read the clock
-		// nor sweep this shard.
-		s.minExp = noExpiry
-	}
 	if n := len(t); n > minTableSize && s.count*8 < n {
 		// An eighth full: halve the table, to a quarter full, so that the
 		// index shrinks with the live entries (after deletes, or large
@@ -524,6 +521,19 @@ func (l *lazyNow) get() int64 {
 func (s *store) drop(slot int, h *header) {
 	s.removeSlot(slot)
 	s.liveBytes -= int64(h.size())
+	if h.hasExp {
+		s.lostTTL()
+	}
+}
+
+// lostTTL counts a live entry with a TTL gone (removed or replaced). When
+// none is left, nothing can expire: Len need not read the clock nor sweep
+// the shard.
+func (s *store) lostTTL() {
+	s.ttlLive--
+	if s.ttlLive == 0 {
+		s.minExp = noExpiry
+	}
 }
 
 // reclaimTail advances the tail over the oldest entry, removing it from the
@@ -585,14 +595,18 @@ func (s *store) set(key, value []byte, tag uint32, exp int64, hasExp bool, now *
 	s.headOff = s.writeAt(o, value)
 	s.head += uint64(size)
 	s.st.sets++
-	if hasExp && exp < s.minExp {
-		s.minExp = exp
+	if hasExp {
+		s.ttlLive++
+		s.minExp = min(s.minExp, exp)
 	}
 
 	e := makeSlot(tag, off)
 	if slot >= 0 {
 		s.table[slot] = e
 		s.liveBytes -= int64(old.size())
+		if old.hasExp {
+			s.lostTTL()
+		}
 	} else {
 		s.insertSlot(e)
 	}
@@ -609,12 +623,16 @@ func (s *store) sweep(now int64) {
 	off := s.tailOff
 	for pos := s.tail; pos < s.head; {
 		h := s.header(off)
+		// Only live entries count: a dead copy (replaced or deleted)
+		// left in the ring would make a later Len sweep for nothing.
 		if h.hasExp {
-			if h.exp > now {
-				minExp = min(minExp, h.exp)
-			} else if slot := s.findOff(s.keyTag(off, &h), off); slot >= 0 {
-				s.drop(slot, &h)
-				s.st.expirations++
+			if slot := s.findOff(s.keyTag(off, &h), off); slot >= 0 {
+				if h.exp > now {
+					minExp = min(minExp, h.exp)
+				} else {
+					s.drop(slot, &h)
+					s.st.expirations++
+				}
 			}
 		}
 		size := h.size()
@@ -623,8 +641,7 @@ func (s *store) sweep(now int64) {
 	}
 	s.minExp = minExp
 	if s.count == 0 {
-		// The entries left unexpired are dead.
-		s.minExp = noExpiry
+		// The entries left in the ring are dead.
 		s.tail, s.tailOff = s.head, s.headOff
 	}
 }
