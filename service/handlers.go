@@ -235,7 +235,8 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, key string, withBod
 		gen = s.fence.begin(b.key)
 	}
 	v, ok := s.cache.Get(b.val[:0], b.key)
-	if !ok && s.fence != nil {
+	if !ok && s.fence != nil && !s.closed.Load() {
+		// After Close the Tier is not read either: 503, below.
 		v, ok = s.tierGet(r.Context(), b, gen)
 	}
 	b.val = v // keep the grown buffer

@@ -182,6 +182,11 @@ func (s *Server) del(ctx context.Context, key []byte) (found bool, err error) {
 	}
 	s.fence.open(key, func() { found = s.cache.Delete(key) })
 	defer s.fence.close(key)
+	if s.closed.Load() {
+		// A request served after Close changes no shared state: delete
+		// answers 503.
+		return found, nil
+	}
 	inTier, err := s.tierDelete(context.WithoutCancel(ctx), key)
 	if err != nil {
 		return found, err
