@@ -16,12 +16,7 @@ func TestReadsAfterCloseAre503(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	do := func(method, path, body string) int {
-		req := httptest.NewRequest(method, path, strings.NewReader(body))
-		w := httptest.NewRecorder()
-		s.ServeHTTP(w, req)
-		return w.Code
-	}
+	do := statusOf(s)
 	if code := do("PUT", "/v1/entries/k", "v"); code != 204 {
 		t.Fatalf("PUT: %d", code)
 	}
@@ -35,5 +30,16 @@ func TestReadsAfterCloseAre503(t *testing.T) {
 	// entry request 503.
 	if code := do("GET", "/healthz", ""); code != 503 {
 		t.Errorf("GET /healthz after Close: %d, want 503", code)
+	}
+}
+
+// statusOf returns a function that serves one request through s and
+// returns its status code.
+func statusOf(s *Server) func(method, path, body string) int {
+	return func(method, path, body string) int {
+		req := httptest.NewRequest(method, path, strings.NewReader(body))
+		w := httptest.NewRecorder()
+		s.ServeHTTP(w, req)
+		return w.Code
 	}
 }

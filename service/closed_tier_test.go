@@ -18,12 +18,7 @@ func TestTierRequestsAfterCloseAre503(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	do := func(method, path, body string) int {
-		req := httptest.NewRequest(method, path, strings.NewReader(body))
-		w := httptest.NewRecorder()
-		s.ServeHTTP(w, req)
-		return w.Code
-	}
+	do := statusOf(s)
 	for _, k := range []string{"g", "h", "d"} {
 		if code := do("PUT", "/v1/entries/"+k, "v"); code != 204 {
 			t.Fatalf("PUT %s: %d", k, code)
