@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/cachekit/cachekit/internal/policy"
@@ -132,7 +133,7 @@ func (o *Options[K, V]) validate() error {
 		return bad("DefaultTTL is negative (%v)", o.DefaultTTL)
 	case !(o.TTLJitter >= 0 && o.TTLJitter < 1):
 		return bad("TTLJitter must be in [0, 1), got %v", o.TTLJitter)
-	case o.Policy != "" && o.MaxEntries == 0 && o.MaxWeight == 0:
+	case strings.TrimSpace(o.Policy) != "" && o.MaxEntries == 0 && o.MaxWeight == 0:
 		return bad("Policy %q needs MaxEntries or MaxWeight", o.Policy)
 	case o.InitialCapacity < 0:
 		return bad("InitialCapacity is negative (%d)", o.InitialCapacity)

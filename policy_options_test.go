@@ -97,3 +97,19 @@ func TestPolicyNameCaseAndSpaces(t *testing.T) {
 		}
 	}
 }
+
+// Spaces around a name are ignored, so a Policy of spaces only is "", the
+// default's name, which an unbounded cache accepts as it accepts "".
+func TestBlankPolicyOnUnboundedCache(t *testing.T) {
+	for _, name := range []string{"", " ", "\t "} {
+		c, err := New(Options[int, int]{Policy: name})
+		if err != nil {
+			t.Fatalf("Policy %q on an unbounded cache: %v; want it taken as \"\"", name, err)
+		}
+		c.Set(1, 1)
+		if v, ok := c.Get(1); !ok || v != 1 {
+			t.Fatalf("Policy %q: Get(1) = %v, %v", name, v, ok)
+		}
+		c.Close()
+	}
+}
