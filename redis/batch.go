@@ -78,16 +78,12 @@ func (r *reads) get(ctx, cctx context.Context, key string, start time.Time) read
 		// for it.
 		r.alone++
 		r.mu.Unlock()
-		defer r.doneAlone() // deferred: a panicking hook must not hang Close
-		return r.one(cctx, key)
+		return r.direct(ctx, cctx, key, true)
 	}
 	if r.inFlight < r.maxInFlight {
 		r.inFlight++
 		r.mu.Unlock()
-		// Deferred: a read that panics (in a hook of the client) must
-		// give its round trip back too, or Close would wait for it.
-		defer r.release()
-		return r.one(cctx, key)
+		return r.direct(ctx, cctx, key, false)
 	}
 	q := &queuedRead{key: key, start: start, done: make(chan struct{})}
 	r.queue = append(r.queue, q)
@@ -98,6 +94,39 @@ func (r *reads) get(ctx, cctx context.Context, key string, start time.Time) read
 	case <-ctx.Done():
 		// The pipeline still reads the key; nobody looks at it.
 		return readResult{err: ctx.Err()}
+	}
+}
+
+// direct is a round trip for key that get sends at once, on its own
+// goroutine if ctx can be cancelled (see detach); alone says how get
+// counted it (see end). Two paths, so that the usual one (a context
+// that is never cancelled) allocates nothing more for it.
+func (r *reads) direct(ctx, cctx context.Context, key string, alone bool) readResult {
+	if ctx.Done() == nil {
+		defer r.end(alone)
+		return r.one(cctx, key)
+	}
+	var res readResult
+	err := detach(ctx, func() error {
+		defer r.end(alone)
+		res = r.one(cctx, key)
+		return nil
+	})
+	if err != nil { // ctx ended first: res belongs to f's goroutine
+		return readResult{err: err}
+	}
+	return res
+}
+
+// end gives back the round trip of a read that get sent at once, alone
+// (doneAlone) or in maxInFlight (release). Deferred by direct: a read that
+// panics, in a hook of the client, must give it back too, or Close would
+// wait for it.
+func (r *reads) end(alone bool) {
+	if alone {
+		r.doneAlone()
+	} else {
+		r.release()
 	}
 }
 

@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -211,8 +212,24 @@ func TestBreakerLogsRateLimited(t *testing.T) {
 // A half-open probe whose Redis call panics (in a client hook; loading
 // recovers a Probe's panic) counts as neutral: the next call probes again
 // (the breaker does not stay half-open for good), and the read gives its
-// round trip back (Close does not wait for it for ever).
+// round trip back (Close does not wait for it for ever). The same with a
+// context that can be cancelled, whose read runs on a goroutine of its own
+// (detach) and whose panic is raised again on the caller's.
 func TestBreakerProbePanics(t *testing.T) {
+	for _, cancellable := range []bool{false, true} {
+		t.Run(fmt.Sprintf("cancellable=%v", cancellable), func(t *testing.T) {
+			ctx := context.Background()
+			if cancellable {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx)
+				defer cancel()
+			}
+			breakerProbePanics(t, ctx)
+		})
+	}
+}
+
+func breakerProbePanics(t *testing.T, ctx context.Context) {
 	cl := standaloneClient(t)
 	src := newSource()
 	for _, k := range []string{"a", "b", "c"} {
@@ -225,10 +242,20 @@ func TestBreakerProbePanics(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitSubscribed(t, c)
-	cl.AddHook(&panicHook{})
-	mustGet(t, c, "a", "v") // the GET fails: the breaker opens
+	h := &panicHook{}
+	cl.AddHook(h)
+	get := func(key string) {
+		t.Helper()
+		if v, err := c.Get(ctx, key); err != nil || v != "v" {
+			t.Fatalf("Get(%q) = %q, %v; want v", key, v, err)
+		}
+	}
+	get("a") // the GET fails: the breaker opens
 	clock.add(time.Second)
-	mustGet(t, c, "b", "v") // the probe's GET panics (recovered by L1); the load probes again
+	get("b") // the probe's GET panics (recovered by L1); the load probes again
+	if n := h.n.Load(); n < 3 {
+		t.Fatalf("%d GETs through the hook; want the failed one, the panicking probe and another probe", n)
+	}
 	if st := c.Stats(); st.Breaker != BreakerClosed {
 		t.Errorf("breaker %v after the second probe (L2Skipped %d), want closed", st.Breaker, st.L2Skipped)
 	}

@@ -259,9 +259,11 @@ func (t *ByteTier) SetHandlers(h Handlers) { t.handlers.Store(&h) }
 // a ByteTier under key (a missing key, or one holding something else,
 // counted in Stats.L2Incompatible). While the subscription is down the TTL
 // is at most DegradedTTL. It returns an error if Redis fails or does not
-// answer within Timeout, ErrUnavailable if the breaker is open. After
-// Close, Get returns ErrClosed and sends nothing; Close waits for the Gets
-// in flight. A nil ctx is an error: Get returns dst and one at once,
+// answer within Timeout, ErrUnavailable if the breaker is open. If ctx
+// ends first, Get returns an error wrapping ctx.Err() at once, even if
+// Redis hangs (the GET goes on to its end meanwhile). After Close, Get
+// returns ErrClosed and sends nothing; Close waits for the Gets in flight,
+// including those whose callers have gone. A nil ctx is an error: Get returns dst and one at once,
 // without calling Redis or passing the breaker.
 func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl time.Duration, found bool, err error) {
 	if ctx == nil {
@@ -280,15 +282,13 @@ func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl 
 	cctx, cancel := t.callContext(ctx, start)
 	defer cancel()
 	var raw string
+	rkey := t.prefix + string(key) // here: key is the caller's again once Get returns
 	err = t.call(ctx, tk, func() (err error) {
-		// Admitted here, right before the GET, rather than with the check
-		// above: Close may have begun since (nothing is sent after it
-		// has returned), and a refusal is neutral for the breaker.
-		if !t.beginCall() {
-			return ErrClosed
+		if ctx.Done() == nil {
+			raw, err = t.get(cctx, rkey)
+		} else {
+			raw, err = t.detachedGet(ctx, cctx, rkey)
 		}
-		defer t.endCall()
-		raw, err = t.client.Get(cctx, t.prefix+string(key)).Result()
 		return err
 	})
 	if errors.Is(err, ErrClosed) {
@@ -338,11 +338,42 @@ func (t *ByteTier) incompatible(key []byte, err error) {
 	t.logs.log(t.log, "incompatible", "redis: a key holds no value of a ByteTier; read as a miss", "key", string(key), "err", err)
 }
 
+// get sends the GET of a Get. It is admitted here, right before the GET,
+// rather than with Get's first check: Close may have begun since (nothing
+// is sent after it has returned), and a refusal is neutral for the
+// breaker.
+func (t *ByteTier) get(ctx context.Context, rkey string) (string, error) {
+	if !t.beginCall() {
+		return "", ErrClosed
+	}
+	defer t.endCall()
+	return t.client.Get(ctx, rkey).Result()
+}
+
+// detachedGet is get on a goroutine of its own, for a caller whose ctx can
+// be cancelled (see detach); Close waits for the GET even if its caller
+// has gone. A separate function, so that Get's usual path (a context that
+// is never cancelled) allocates nothing more for it.
+func (t *ByteTier) detachedGet(ctx, cctx context.Context, rkey string) (string, error) {
+	var raw string
+	err := detach(ctx, func() (err error) {
+		raw, err = t.get(cctx, rkey)
+		return err
+	})
+	if err != nil { // and raw, if ctx ended first, is the goroutine's
+		return "", err
+	}
+	return raw, nil
+}
+
 // Set stores value under key for ttl (negative: no expiry; zero is an
 // error; under a millisecond, the smallest TTL Redis keeps, a millisecond)
 // and publishes key's invalidation, in one round trip. If the write
 // succeeds but the publication fails, the error says so: other instances
-// may keep their old copies. After Close, Set returns ErrClosed; Close
+// may keep their old copies. Once its write is sent, Set waits for
+// Redis's answer even if ctx is cancelled (a deadline of ctx still ends
+// it), so that it reports what became of the write; a Redis that hangs
+// holds it for at most Timeout. After Close, Set returns ErrClosed; Close
 // waits for the Sets in flight. A nil ctx is an error: Set returns one at
 // once, without calling Redis or passing the breaker.
 func (t *ByteTier) Set(ctx context.Context, key, value []byte, ttl time.Duration) error {
@@ -373,8 +404,8 @@ func (t *ByteTier) Set(ctx context.Context, key, value []byte, ttl time.Duration
 }
 
 // Delete removes key, reporting whether Redis held it, and publishes its
-// invalidation (whether or not it was there), in one round trip. After
-// Close, Delete returns ErrClosed; Close waits for the Deletes in flight.
+// invalidation (whether or not it was there), in one round trip; like
+// Set, it waits for Redis's answer once sent. After Close, Delete returns ErrClosed; Close waits for the Deletes in flight.
 // A nil ctx is an error: Delete returns false and one at once, without
 // calling Redis or passing the breaker.
 func (t *ByteTier) Delete(ctx context.Context, key []byte) (bool, error) {

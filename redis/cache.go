@@ -231,7 +231,11 @@ func (c *Cache[V]) GetMany(ctx context.Context, keys []string) (map[string]V, er
 // Sets and Deletes of one key in one instance run one at a time (each
 // waits for the previous one's Redis write), so both tiers keep the last;
 // if ctx ends while Set waits for its turn, Set returns an error wrapping
-// ctx.Err() and changes nothing. After Close, Set returns ErrClosed; Close
+// ctx.Err() and changes nothing. Once its write is sent, Set waits for
+// Redis's answer even if ctx is cancelled (a deadline of ctx still ends
+// it): it reports what became of the write, and the key's next change
+// does not overtake it; a Redis that hangs holds it for at most
+// Options.Timeout. After Close, Set returns ErrClosed; Close
 // waits for the Sets in flight. A nil ctx is an error: Set returns one and
 // changes nothing.
 func (c *Cache[V]) Set(ctx context.Context, key string, value V) error {
@@ -261,7 +265,8 @@ func (c *Cache[V]) Set(ctx context.Context, key string, value V) error {
 // result in neither tier, nor does a load of this instance that reads
 // Redis before the tombstone is there. If Redis fails, the error is
 // returned; the key is gone from this instance's L1 all the same. Delete
-// waits for its turn as Set does, and returns ErrClosed after Close. A nil
+// waits for its turn, and for Redis's answer, as Set does, and returns
+// ErrClosed after Close. A nil
 // ctx is an error: Delete returns one and changes nothing.
 func (c *Cache[V]) Delete(ctx context.Context, key string) error {
 	if ctx == nil {

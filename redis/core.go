@@ -288,6 +288,35 @@ func (c *core) call(ctx context.Context, tk ticket, f func() error) error {
 	return err
 }
 
+// detach runs f, a Redis call, and returns its error, or ctx.Err() as soon
+// as ctx ends, whichever comes first. The client honours a context's
+// deadline (it sets it on the connection) but not a cancellation: a call
+// already sent waits for its answer, or for its deadline (at most
+// Timeout). So when ctx can be cancelled, f runs on a goroutine of its own,
+// and a caller who gives up is not held by a hanging Redis; f then goes on
+// to its end, and must keep whatever Close waits for until then. When
+// detach returns ctx.Err() early, what f writes belongs to f's goroutine:
+// the caller must not read it. A panic of f is raised again on the
+// caller's goroutine if the caller still waits, as if f had run there;
+// otherwise it is dropped (the caller is gone, and call took the call as
+// neutral for the breaker).
+func detach(ctx context.Context, f func() error) error {
+	if ctx.Done() == nil {
+		return f()
+	}
+	done := make(chan error, 1)
+	go func() { done <- recovered(f) }()
+	select {
+	case err := <-done:
+		if p, ok := err.(*clientPanic); ok {
+			panic(p.value)
+		}
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // errNilContext is returned by every method given a nil context.Context
 // (a programming error: pass context.Background() or context.TODO()),
 // before it touches L1, Redis, the circuit breaker or the counters. It must

@@ -198,8 +198,13 @@ var ErrInvalidOptions = cachekit.ErrInvalidOptions
 // ClientDefaults fills in the go-redis options that a cache tier needs, for
 // fields left at their zero values: ContextTimeoutEnabled (always set, so
 // that Options.Timeout bounds each call), one retry at most (MaxRetries 1),
-// and 1s dial, read, write and pool timeouts. It returns o.
+// and 1s dial, read, write and pool timeouts. It returns o; given nil, it
+// returns new options holding only these defaults (and a client made from
+// them dials localhost:6379).
 func ClientDefaults(o *goredis.UniversalOptions) *goredis.UniversalOptions {
+	if o == nil {
+		o = &goredis.UniversalOptions{}
+	}
 	o.ContextTimeoutEnabled = true
 	if o.MaxRetries == 0 {
 		o.MaxRetries = 1
