@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"image/color"
@@ -299,6 +300,9 @@ func chartPanel(trace string, rows []simRow, policies []string, width vg.Length)
 		if len(xys) == 0 {
 			continue
 		}
+		// Along the x axis: the rows come in the order the capacities
+		// were given, which a line must not zigzag through.
+		slices.SortFunc(xys, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
 		l, s, err := plotter.NewLinePoints(xys)
 		if err != nil {
 			return nil, fmt.Errorf("chart of %s, %s: %v", trace, name, err)
