@@ -18,7 +18,8 @@ const maxLine = 1 << 20
 // Reader streams the keys of a trace: text with one key per line, plain or
 // gzipped (recognised by the gzip magic bytes, not by a file name; a gzip
 // stream may hold several members). Leading and trailing white space is
-// ignored and blank lines are skipped. A line holding a decimal integer
+// ignored and blank lines are skipped, as is a UTF-8 byte order mark at
+// the start of a file (which editors on Windows write). A line holding a decimal integer
 // (optionally signed) that fits in an int64 or a uint64 is that number as a
 // key (a negative number as its two's complement); any other line is hashed
 // with FNV-1a (64 bits) to a key, so every run sees the same keys. See
@@ -31,6 +32,7 @@ type Reader struct {
 	cur   *bufio.Scanner
 	gz    *gzip.Reader // the current source's decompressor, or nil
 	name  string       // the current source's name, for errors
+	first bool         // the current source's first line is next
 	files []*os.File   // opened by Open, closed by Close
 	err   error
 }
@@ -90,6 +92,10 @@ func (r *Reader) Next() (key uint64, ok bool) {
 			r.fail(bufio.ErrTooLong)
 			continue
 		}
+		if r.first {
+			r.first = false
+			raw = bytes.TrimPrefix(raw, byteOrderMark)
+		}
 		line := bytes.TrimSpace(raw)
 		if len(line) == 0 {
 			continue
@@ -99,10 +105,15 @@ func (r *Reader) Next() (key uint64, ok bool) {
 	return 0, false
 }
 
+// byteOrderMark is U+FEFF in UTF-8, which some editors put at the start
+// of a text file.
+var byteOrderMark = []byte("\xef\xbb\xbf")
+
 // start begins reading src, through a gzip reader if it starts with the
 // gzip magic bytes.
 func (r *Reader) start(src source) {
 	r.name = src.name
+	r.first = true
 	br := bufio.NewReaderSize(src.r, 64<<10)
 	var in io.Reader = br
 	magic, err := br.Peek(2)
