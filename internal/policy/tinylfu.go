@@ -531,6 +531,7 @@ func (p *TinyLFU) touch(n *node.Node) {
 		p.demote()
 	case qProtected:
 		p.protected.MoveToBack(n)
+		p.demote() // a write may have made n heavier
 	}
 }
 
