@@ -47,6 +47,17 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 	seen := make(map[K]struct{}, len(keys))
 	var need []K
 	var due []dueKey[K, V]
+	// The reloads claimed so far are given back if a later key's lookup
+	// panics (its Clock, recovered by the caller): otherwise no later read
+	// could claim them again, and the keys would never be reloaded.
+	looked := false
+	defer func() {
+		if !looked {
+			for _, d := range due {
+				d.r.refreshing.Store(false)
+			}
+		}
+	}()
 	for _, k := range keys {
 		if _, dup := seen[k]; dup {
 			continue
@@ -71,6 +82,7 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 			due = append(due, dueKey[K, V]{k, r})
 		}
 	}
+	looked = true
 	if len(due) > 0 {
 		c.refreshMany(ctx, due)
 	}
@@ -105,11 +117,11 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 		if f := c.joinable(ctx, sh, k); f != nil {
 			f.waitable()
 			sh.mu.Unlock()
-			f.startDeferred()
 			if err := c.joined(ctx, f); err != nil {
 				fail(k, err)
 				continue
 			}
+			f.startDeferred() // we wait for it: it must not wait for a turn
 			waits = append(waits, f)
 			continue
 		}
@@ -250,13 +262,18 @@ func (c *Cache[K, V]) refreshMany(ctx context.Context, due []dueKey[K, V]) {
 func (c *Cache[K, V]) launchEach(ctx context.Context, fl []*flight[K, V]) {
 	n := min(len(fl), c.manyLoads)
 	if n < len(fl) {
-		// One token per finished flight of fl (the channel holds them
-		// all, so a finishing load never blocks): each queued flight
-		// takes one, so it starts when any load ends, not only the one
-		// launched c.manyLoads before it, which may be slow.
+		// One token per finished load launched in its turn (the channel
+		// holds them all, so a finishing load never blocks): each queued
+		// flight takes one, so it starts when any load ends, not only the
+		// one launched c.manyLoads before it, which may be slow. A flight
+		// that a caller joined and started early (see flight.deferred)
+		// runs beyond the bound, on that caller's behalf: it takes no
+		// turn, and gives none back when it ends, so that the GetMany is
+		// back within its bound as soon as that load ends.
 		freed := make(chan struct{}, len(fl))
-		for _, f := range fl {
-			f.onDone = func() { freed <- struct{}{} }
+		turnEnded := func() { freed <- struct{}{} }
+		for _, f := range fl[:n] {
+			f.onDone = turnEnded
 		}
 		for _, f := range fl[n:] {
 			start := func() { c.launch(ctx, []*flight[K, V]{f}, false) }
@@ -276,9 +293,22 @@ func (c *Cache[K, V]) launchEach(ctx context.Context, fl []*flight[K, V]) {
 		} else {
 			go func() {
 				defer c.loads.Done()
+				turn := false // a token taken and not yet spent
 				for _, f := range fl[n:] {
-					<-freed
-					f.startDeferred()
+					if f.deferred.Load() == nil {
+						continue // started early by a caller that joined it
+					}
+					if !turn {
+						<-freed
+						turn = true
+					}
+					// A caller may have started f while we waited: then
+					// the turn goes to the next queued flight.
+					if f.deferred.Swap(nil) != nil {
+						f.onDone = turnEnded // before the launch publishes f
+						c.launch(ctx, []*flight[K, V]{f}, false)
+						turn = false
+					}
 				}
 			}()
 		}

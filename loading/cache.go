@@ -256,10 +256,10 @@ func (c *Cache[K, V]) load(ctx context.Context, key K) (V, error) {
 	if f := c.joinable(ctx, sh, key); f != nil {
 		f.waitable()
 		sh.mu.Unlock()
-		f.startDeferred()
 		if err := c.joined(ctx, f); err != nil {
 			return zero, err
 		}
+		f.startDeferred() // we wait for it: it must not wait for a turn
 		return c.wait(ctx, f)
 	}
 	// Check the cache again, now that no load of the key can finish

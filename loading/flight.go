@@ -41,8 +41,8 @@ type flight[K comparable, V any] struct {
 	deferred atomic.Pointer[func()]
 
 	// onDone, if set, is called once f has finished (after done is
-	// closed): launchEach counts the finished loads of a GetMany with it.
-	// Set before the flight can be launched.
+	// closed): launchEach counts the finished loads of a GetMany that
+	// were launched in their turn with it. Set before f is launched.
 	onDone func()
 
 	// probeCtx is the context of the Prober's call for f (runProbe),
