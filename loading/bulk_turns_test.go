@@ -60,6 +60,34 @@ func (s *gatedSource) count(key int) int {
 	return s.calls[key]
 }
 
+// queuedGetMany starts, in a synctest bubble, a GetMany of keys on a cache
+// with MaxManyLoads 1 whose Loader is gated on every key, and waits until
+// it has started its first key's load; done is closed when it returns.
+func queuedGetMany(t *testing.T, keys ...int) (src *gatedSource, c *Cache[int, string], done chan struct{}) {
+	t.Helper()
+	src = newGatedSource(keys...)
+	c = newCache(t, Options[int, string]{Loader: src, MaxManyLoads: 1})
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		c.GetMany(context.Background(), keys)
+	}()
+	synctest.Wait()
+	if ks := src.runningKeys(); len(ks) != 1 || ks[0] != keys[0] {
+		t.Fatalf("running %v after GetMany started; want only key %d", ks, keys[0])
+	}
+	return src, c, done
+}
+
+// release opens the gates of keys and waits for done (a GetMany's end), so
+// that nothing is left running when the test ends.
+func (s *gatedSource) release(done <-chan struct{}, keys ...int) {
+	for _, k := range keys {
+		close(s.gates[k])
+	}
+	<-done
+}
+
 // Documented (Options.MaxManyLoads): "MaxManyLoads bounds the Load calls
 // that one GetMany without a BulkLoader has in flight at once: its other
 // missing keys are loaded as those finish". A queued key that another
@@ -70,17 +98,7 @@ func (s *gatedSource) count(key int) int {
 // once with MaxManyLoads 1 and no early start in flight).
 func TestMaxManyLoadsHeldAfterJoinedQueuedLoadEnds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		src := newGatedSource(1, 2, 3)
-		c := newCache(t, Options[int, string]{Loader: src, MaxManyLoads: 1})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			c.GetMany(context.Background(), []int{1, 2, 3})
-		}()
-		synctest.Wait() // key 1 loads; keys 2 and 3 are queued
-		if ks := src.runningKeys(); len(ks) != 1 {
-			t.Fatalf("running %v after GetMany started; want only key 1", ks)
-		}
+		src, c, done := queuedGetMany(t, 1, 2, 3) // key 1 loads; 2 and 3 wait
 		// Another caller joins queued key 3, which starts it at once.
 		joined := make(chan struct{})
 		go func() {
@@ -92,10 +110,7 @@ func TestMaxManyLoadsHeldAfterJoinedQueuedLoadEnds(t *testing.T) {
 		<-joined
 		synctest.Wait()
 		ks := src.runningKeys()
-		// Let everything finish before judging (leak check).
-		close(src.gates[1])
-		close(src.gates[2])
-		<-done
+		src.release(done, 1, 2)
 		if len(ks) > 1 {
 			t.Fatalf("after the joined key's early load ended, %v are loading at once; MaxManyLoads is 1", ks)
 		}
@@ -111,14 +126,7 @@ func TestMaxManyLoadsHeldAfterJoinedQueuedLoadEnds(t *testing.T) {
 // straight away).
 func TestEndedContextGetStartsNoQueuedLoad(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		src := newGatedSource(1, 2)
-		c := newCache(t, Options[int, string]{Loader: src, MaxManyLoads: 1})
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			c.GetMany(context.Background(), []int{1, 2})
-		}()
-		synctest.Wait() // key 1 loads; key 2 is queued
+		src, c, done := queuedGetMany(t, 1, 2) // key 1 loads; key 2 waits
 		ended, cancel := context.WithCancel(context.Background())
 		cancel()
 		if _, err := c.Get(ended, 2); err != context.Canceled {
@@ -126,9 +134,7 @@ func TestEndedContextGetStartsNoQueuedLoad(t *testing.T) {
 		}
 		synctest.Wait()
 		ks := src.runningKeys()
-		close(src.gates[1])
-		close(src.gates[2])
-		<-done
+		src.release(done, 1, 2)
 		if len(ks) > 1 {
 			t.Fatalf("a Get whose context had ended started queued key 2: %v load at once; MaxManyLoads is 1", ks)
 		}
