@@ -12,18 +12,15 @@ import (
 // them, and of its refresh claims when a lookup panics.
 
 // gatedSource is a Loader whose calls for a key block until that key's gate
-// is closed; it tracks which loads are running right now and the most that
-// ever ran at once.
+// is closed; it tracks which loads are running right now.
 type gatedSource struct {
 	mu      sync.Mutex
 	gates   map[int]chan struct{}
 	running map[int]bool
-	peak    int
-	calls   map[int]int
 }
 
 func newGatedSource(keys ...int) *gatedSource {
-	s := &gatedSource{gates: map[int]chan struct{}{}, running: map[int]bool{}, calls: map[int]int{}}
+	s := &gatedSource{gates: map[int]chan struct{}{}, running: map[int]bool{}}
 	for _, k := range keys {
 		s.gates[k] = make(chan struct{})
 	}
@@ -32,9 +29,7 @@ func newGatedSource(keys ...int) *gatedSource {
 
 func (s *gatedSource) Load(ctx context.Context, key int) (string, error) {
 	s.mu.Lock()
-	s.calls[key]++
 	s.running[key] = true
-	s.peak = max(s.peak, len(s.running))
 	gate := s.gates[key]
 	s.mu.Unlock()
 	<-gate
@@ -52,12 +47,6 @@ func (s *gatedSource) runningKeys() []int {
 		ks = append(ks, k)
 	}
 	return ks
-}
-
-func (s *gatedSource) count(key int) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.calls[key]
 }
 
 // queuedGetMany starts, in a synctest bubble, a GetMany of keys on a cache
