@@ -299,7 +299,8 @@ func (c *Cache) Len() int {
 		sh := &c.shards[i]
 		sh.mu.RLock()
 		count, sweep := sh.st.count, false
-		if sh.st.minExp != noExpiry {
+		// Not minExp != noExpiry: an entry may expire at math.MaxInt64.
+		if sh.st.ttlLive > 0 {
 			if !haveNow {
 				now, haveNow = c.nowRLocked(&sh.mu), true
 			}

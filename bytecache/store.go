@@ -176,7 +176,7 @@ type store struct {
 
 	liveBytes  int64 // bytes of live entries
 	allocBytes int64 // bytes of allocated chunks
-	minExp     int64 // at most the smallest expiry of any live entry; noExpiry when none has a TTL
+	minExp     int64 // at most the smallest expiry of any live entry; noExpiry when none has a TTL (or the smallest is noExpiry)
 	ttlLive    int   // live entries with a TTL
 
 	// offHeap: map chunks outside the Go heap; mapped[i] tells whether
