@@ -51,6 +51,10 @@ type buffer struct {
 // (large values, large POST bodies) are left to the garbage collector.
 const maxPooledBuffer = 64 << 10
 
+// headerSlop is what net/http reads beyond an http.Server's MaxHeaderBytes
+// before it refuses a request's headers (its "bufio slop").
+const headerSlop = 4 << 10
+
 func (s *Server) getBuf() *buffer {
 	if b, ok := s.bufs.Get().(*buffer); ok {
 		return b
@@ -183,9 +187,11 @@ func (s *Server) del(ctx context.Context, key []byte) (found bool, err error) {
 	s.fence.open(key, func() { found = s.cache.Delete(key) })
 	defer s.fence.close(key)
 	if s.closed.Load() {
-		// A request served after Close changes no shared state: delete
-		// answers 503.
-		return found, nil
+		// A request served after Close changes no shared state, and
+		// answers 503 (delete does when nothing was found): Close began
+		// after the key left the store (or before), and the key stays in
+		// the Tier.
+		return false, nil
 	}
 	inTier, err := s.tierDelete(context.WithoutCancel(ctx), key)
 	if err != nil {
@@ -260,8 +266,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		ReadTimeout:       s.o.ReadTimeout,
 		WriteTimeout:      s.o.WriteTimeout,
 		IdleTimeout:       s.o.IdleTimeout,
-		MaxHeaderBytes:    s.o.MaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		// net/http reads up to headerSlop more than its MaxHeaderBytes ("bufio
+		// slop"): take it off, so that Options.MaxHeaderBytes is the bound.
+		// Validation keeps that above headerSlop.
+		MaxHeaderBytes: s.o.MaxHeaderBytes - headerSlop,
+		ErrorLog:       slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 	if s.shutdown != nil {
 		hs.RegisterOnShutdown(s.shutdown)
