@@ -11,6 +11,7 @@ import (
 // naiveKeys is the reader's specification, the simplest way: every
 // non-blank line, trimmed, is a key.
 func naiveKeys(s string) []uint64 {
+	s = strings.TrimPrefix(s, "\ufeff") // a byte order mark opens the file
 	out := []uint64{}
 	for _, l := range strings.Split(s, "\n") {
 		l = strings.TrimSuffix(l, "\r")
@@ -36,6 +37,7 @@ func gz(s string) []byte {
 func FuzzReaderMatchesNaive(f *testing.F) {
 	f.Add("1\n2\r\n\n 007 \n-1\n18446744073709551616\n")
 	f.Add("a\rb\r\n")
+	f.Add("\ufeff1\n\ufeff2\n")
 	f.Fuzz(func(t *testing.T, s string) {
 		if len(s) > 1<<16 || (len(s) >= 2 && s[0] == 0x1f && s[1] == 0x8b) {
 			return
