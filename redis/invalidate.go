@@ -220,7 +220,14 @@ func (c *core) subscription() (confirmed bool, failed error) {
 		if !confirmed {
 			wait = max(c.timeout, 100*time.Millisecond)
 		}
-		msg, err := ps.ReceiveTimeout(c.life, wait)
+		// The deadline bounds what go-redis may do inside the receive
+		// besides reading: after a broken connection it reconnects there
+		// (dial and handshake, holding the PubSub's lock, which Close
+		// waits for), and a Redis that accepts but never answers would
+		// otherwise hold it for the client's ReadTimeout, however long.
+		rctx, rcancel := context.WithTimeout(c.life, wait+c.timeout)
+		msg, err := ps.ReceiveTimeout(rctx, wait)
+		rcancel()
 		if err != nil {
 			var ne net.Error
 			if c.life.Err() != nil || !(errors.As(err, &ne) && ne.Timeout()) || pinged || !confirmed {
