@@ -206,8 +206,19 @@ type dueKey[K comparable, V any] struct {
 // one call, which takes one slot; otherwise one call, and one slot, per key.
 func (c *Cache[K, V]) refreshMany(ctx context.Context, due []dueKey[K, V]) {
 	if c.bulk == nil || len(due) == 1 {
-		for _, d := range due {
-			c.refresh(ctx, d.key, d.r)
+		// If a refresh's Clock read panics, refresh gives back its own
+		// key's claim as the panic unwinds; the later keys' claims are
+		// given back here, or those keys would never be reloaded.
+		i := 0
+		defer func() {
+			if i < len(due) {
+				for _, d := range due[i+1:] {
+					d.r.refreshing.Store(false)
+				}
+			}
+		}()
+		for ; i < len(due); i++ {
+			c.refresh(ctx, due[i].key, due[i].r)
 		}
 		return
 	}

@@ -2,6 +2,7 @@ package loading
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -139,12 +140,30 @@ func TestEndedContextGetStartsNoQueuedLoad(t *testing.T) {
 //
 // GetMany claims the background reload of each due key as it looks the
 // keys up (bulk.go: refreshing.CompareAndSwap in the lookup loop) and only
-// starts those reloads after the loop (refreshMany). If a later key's
-// lookup panics (the core's Get reads the Clock), the earlier keys' claims
-// must be given back; otherwise no later read reloads them again, and with
-// a long TTL the key keeps being served its old value, well past
-// RefreshAfter, without the source being asked again.
+// starts those reloads after the loop (refreshMany, one key at a time
+// without a BulkLoader). If a later key's lookup panics (the core's Get
+// reads the Clock), or an earlier key's refresh does (refreshFlight reads
+// it through the core's Peek), the claims not yet started must be given
+// back; otherwise no later read reloads those keys again, and with a long
+// TTL they keep being served their old value, well past RefreshAfter,
+// without the source being asked again. Both once happened.
 func TestGetManyPanicGivesBackRefreshClaims(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		point string // where the Clock panics (see stackPanicClock)
+		skip  int64  // calls from there that do not panic first
+		key   int    // a key whose claim the panic would have kept
+	}{
+		{"second lookup", "getRest", 1, 1},
+		{"first refresh", "refreshFlight", 0, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testGetManyPanicGivesBackClaim(t, tc.point, tc.skip, tc.key)
+		})
+	}
+}
+
+func testGetManyPanicGivesBackClaim(t *testing.T, point string, skip int64, key int) {
 	clock := &stackPanicClock{}
 	src := newSource(nil)
 	c := Must(Options[int, string]{Clock: clock, TTL: time.Hour, RefreshAfter: time.Minute, Loader: src})
@@ -153,28 +172,27 @@ func TestGetManyPanicGivesBackRefreshClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock.advance(2 * time.Minute) // both keys due for a refresh
-	// Panic in the core's lookup of the second key (the first key's
-	// lookup, skipped, has claimed its reload by then).
-	clock.arm("getRest", 1)
+	clock.arm(point, skip)
 	p := recovered(func() { c.GetMany(ctx, []int{1, 2}) })
 	clock.armed.Store(nil)
 	if p == nil {
 		c.Close()
 		t.Fatalf("the clock did not panic")
 	}
-	// Key 1 is due: the first read returns the old value and starts its
+	// The key is due: the first read returns the old value and starts its
 	// one background reload; the later ones find it running, or its new
 	// value (which is not due).
-	if v, err := c.Get(ctx, 1); v != "v1.1" || err != nil {
-		t.Errorf("first Get(1) = %q, %v; want v1.1, nil", v, err)
+	old, reloaded := fmt.Sprintf("v%d.1", key), fmt.Sprintf("v%d.2", key)
+	if v, err := c.Get(ctx, key); v != old || err != nil {
+		t.Errorf("first Get(%d) = %q, %v; want %s, nil", key, v, err, old)
 	}
 	for range 2 {
-		if v, err := c.Get(ctx, 1); (v != "v1.1" && v != "v1.2") || err != nil {
-			t.Errorf("Get(1) = %q, %v; want v1.1 or v1.2, nil", v, err)
+		if v, err := c.Get(ctx, key); (v != old && v != reloaded) || err != nil {
+			t.Errorf("Get(%d) = %q, %v; want %s or %s, nil", key, v, err, old, reloaded)
 		}
 	}
 	c.Close() // waits for any reload that was launched
-	if n := src.count(1); n != 2 {
-		t.Fatalf("key 1 loaded %d times after reads past RefreshAfter; want 2 (its reload claim, taken by the GetMany that panicked, must be given back)", n)
+	if n := src.count(key); n != 2 {
+		t.Fatalf("key %d loaded %d times after reads past RefreshAfter; want 2 (its reload claim, taken by the GetMany that panicked, must be given back)", key, n)
 	}
 }
