@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"math"
 	"net"
 	"time"
 
@@ -120,8 +121,21 @@ func (c *core) subscribeLoop() {
 			close(c.firstTry) // startSubscription waits no longer
 		}
 		c.pause(delay)
-		delay = min(2*delay, 32*c.resubscribeDelay)
+		delay = nextDelay(delay, c.resubscribeDelay)
 	}
+}
+
+// nextDelay is the pause after one of delay: twice as long, up to 32 times
+// first, without overflowing for the longest durations.
+func nextDelay(delay, first time.Duration) time.Duration {
+	limit := time.Duration(math.MaxInt64)
+	if first <= limit/32 {
+		limit = 32 * first
+	}
+	if delay >= limit/2 {
+		return limit
+	}
+	return 2 * delay
 }
 
 // pauseHook, if set (by tests, before any Cache or ByteTier starts), is
