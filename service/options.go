@@ -21,7 +21,8 @@ type Options struct {
 	Addr string
 	// MaxBytes is the budget of the in-memory store's entry storage
 	// (bytecache.Options.MaxBytes). The store's index and the server's own
-	// memory come on top; see the package documentation. Default 256 MiB.
+	// memory come on top; see the package documentation. Default 256 MiB;
+	// at most MaxStoreBytes (64 TiB: 65536 shards of 1 GiB).
 	MaxBytes int64
 	// Shards is the number of store shards (bytecache.Options.Shards).
 	// Default 0: the store's default.
@@ -84,6 +85,9 @@ const (
 	DefaultMaxBodyBytes  = 8 << 20
 )
 
+// MaxStoreBytes is the largest MaxBytes: 65536 store shards of 1 GiB.
+const MaxStoreBytes = 1 << 46
+
 // ErrInvalidOptions is wrapped by the errors New returns for options it
 // cannot honour.
 var ErrInvalidOptions = errors.New("service: invalid options")
@@ -100,6 +104,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MaxBytes < 0 {
 		return bad("max-bytes must be positive")
+	}
+	if o.MaxBytes > MaxStoreBytes {
+		return bad("max-bytes %d is too large: the store holds at most %d (64 TiB)", o.MaxBytes, int64(MaxStoreBytes))
 	}
 	if o.Shards < 0 || o.Shards > 1<<16 || o.Shards&(o.Shards-1) != 0 {
 		return bad("shards must be 0 or a power of two up to 65536, not %d", o.Shards)

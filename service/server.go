@@ -121,7 +121,7 @@ func openStore(o Options) (*bytecache.Cache, error) {
 	if fit < 1 {
 		return nil, err
 	}
-	bo.Shards = 1 << (bits.Len64(uint64(fit)) - 1)
+	bo.Shards = 1 << min(bits.Len64(uint64(fit))-1, 16) // the store's most
 	return bytecache.New(bo)
 }
 

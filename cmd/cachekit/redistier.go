@@ -40,7 +40,7 @@ func registerRedisFlags(fs *flag.FlagSet) *redisFlags {
 // default (an empty --redis-prefix, a zero --redis-timeout or
 // --redis-degraded-ttl: redis.ByteTierOptions) by that default, so that
 // the configuration log shows the values in effect, as zerosInEffect does
-// for the server's flags. Negative durations stay, for the ByteTier to
+// for the server's flags. Negative durations stay, for fitTierTimeout to
 // refuse.
 func (rf *redisFlags) zerosInEffect() {
 	rf.prefix = cmp.Or(rf.prefix, ckredis.DefaultBytePrefix)
@@ -131,6 +131,11 @@ func (rf *redisFlags) open(log *slog.Logger) (*redisTier, error) {
 	if uo.DB != 0 && (rf.cluster || len(uo.Addrs) > 1) {
 		return nil, fmt.Errorf("%s: a Redis Cluster has no database %d", redactURL(rf.addrs), uo.DB)
 	}
+	// go-redis also cuts a call's socket reads and writes at these
+	// timeouts (ClientDefaults' are 1s): they must not cut a longer
+	// --redis-timeout short.
+	sock := max(rf.timeout, time.Second)
+	uo.DialTimeout, uo.ReadTimeout, uo.WriteTimeout, uo.PoolTimeout = sock, sock, sock, sock
 	client := goredis.NewUniversalClient(ckredis.ClientDefaults(&uo))
 	tier, err := ckredis.NewByteTier(ckredis.ByteTierOptions{
 		Client:      client,
@@ -168,14 +173,21 @@ func (t *redisTier) close() {
 // becomes 1.5 × --redis-timeout; an explicit one that is not longer is an
 // error. An explicit zero selects the default, as every zero of the
 // server's options does: it is taken as not given.
+//
+// It refuses negative --redis-* durations even without --redis, as the
+// server's own are refused: a mistake shows before the day --redis is
+// added.
 func (rf *redisFlags) fitTierTimeout(o *service.Options, explicit bool) error {
+	if rf.timeout < 0 {
+		return fmt.Errorf("--redis-timeout (%v) must not be negative", rf.timeout)
+	}
+	if rf.degradedTTL < 0 {
+		return fmt.Errorf("--redis-degraded-ttl (%v) must not be negative", rf.degradedTTL)
+	}
 	if rf.addrs == "" {
 		return nil
 	}
 	explicit = explicit && o.TierTimeout != 0
-	if rf.timeout < 0 {
-		return fmt.Errorf("--redis-timeout (%v) must not be negative", rf.timeout)
-	}
 	redisTimeout := rf.timeout
 	if redisTimeout == 0 { // the ByteTier's default
 		redisTimeout = ckredis.DefaultTimeout
@@ -185,7 +197,7 @@ func (rf *redisFlags) fitTierTimeout(o *service.Options, explicit bool) error {
 		// 1.5 × it would overflow into a negative deadline.
 		return fmt.Errorf("--redis-timeout (%v) is too long: the --tier-timeout it implies (1.5 × it) does not fit a duration", rf.timeout)
 	case !explicit:
-		o.TierTimeout = redisTimeout + redisTimeout/2
+		o.TierTimeout = redisTimeout + max(redisTimeout/2, 1) // longer, even for 1ns
 	case o.TierTimeout <= redisTimeout:
 		return fmt.Errorf("--tier-timeout (%v) must be longer than --redis-timeout (%v), or the circuit breaker never opens", o.TierTimeout, redisTimeout)
 	}
