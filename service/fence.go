@@ -24,8 +24,10 @@ import (
 // fill that starts between the two reads the Tier's old value with the new
 // generation. So such a change is open from its in-memory change (open)
 // to the end of its Tier write (close), and no fill stores while a change
-// of its stripe is open. Changes of one stripe also run one at a time, so
-// that their Tier writes land in the order of their in-memory changes.
+// of its stripe is open. Changes of one key also run one at a time, so
+// that their Tier writes land in the order of their in-memory changes;
+// changes of other keys of the stripe do not wait for them (a Tier that
+// hangs would make each wait for the others' TierTimeouts in turn).
 //
 // Stripes are shared by many keys, so an unrelated change can also make a
 // fill skip caching; that costs a later Tier read, never a wrong value.
@@ -40,12 +42,13 @@ type fenceStripe struct {
 	mu   sync.Mutex
 	gen  atomic.Uint64 // changed under mu; begin reads it without
 	open int           // changes whose Tier write has not ended
-	// wmu is held by a change from open to close: changes of a stripe's
-	// keys run one at a time, so that the store and the Tier end with
-	// the same last write (this instance ignores its own invalidations,
-	// so nothing would mend a Tier write that lands out of order).
-	wmu sync.Mutex
-	_   [32]byte // keep stripes on their own cache lines
+	// writing holds, under mu, the keys of the changes from open to
+	// close, each with a channel closed at its close: changes of one key
+	// run one at a time, so that the store and the Tier end with the same
+	// last write (this instance ignores its own invalidations, so nothing
+	// would mend a Tier write that lands out of order).
+	writing map[string]chan struct{}
+	_       [32]byte // keep stripes on their own cache lines
 }
 
 func newFence() *fence { return &fence{seed: maphash.MakeSeed()} }
@@ -101,18 +104,32 @@ func (f *fence) changeAll() {
 // open starts a change of key that a Tier write follows: it bumps key's
 // generation and runs apply (the in-memory change) under the stripe's
 // lock. The caller must call close(key) once the Tier write has ended.
-// open first waits for the stripe's change in progress, if any, to close.
+// open first waits for the key's change in progress, if any, to close.
 func (f *fence) open(key []byte, apply func()) {
 	st := f.stripe(key)
-	st.wmu.Lock()
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	for {
+		busy, ok := st.writing[string(key)]
+		if !ok {
+			break
+		}
+		st.mu.Unlock()
+		<-busy
+		st.mu.Lock()
+	}
+	if st.writing == nil {
+		st.writing = make(map[string]chan struct{})
+	}
+	done := make(chan struct{})
+	st.writing[string(key)] = done
 	opened := false
 	defer func() {
 		if !opened { // apply panicked: no close follows
-			st.wmu.Unlock()
+			delete(st.writing, string(key))
+			close(done)
 		}
 	}()
-	st.mu.Lock()
-	defer st.mu.Unlock()
 	st.gen.Add(1)
 	apply()
 	st.open++
@@ -125,6 +142,8 @@ func (f *fence) close(key []byte) {
 	st.mu.Lock()
 	st.gen.Add(1)
 	st.open--
+	done := st.writing[string(key)]
+	delete(st.writing, string(key))
 	st.mu.Unlock()
-	st.wmu.Unlock()
+	close(done)
 }
