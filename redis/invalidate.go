@@ -239,7 +239,7 @@ func (c *core) subscription() (confirmed bool, failed error) {
 		// (dial and handshake, holding the PubSub's lock, which Close
 		// waits for), and a Redis that accepts but never answers would
 		// otherwise hold it for the client's ReadTimeout, however long.
-		rctx, rcancel := context.WithTimeout(c.life, wait+c.timeout)
+		rctx, rcancel := context.WithTimeout(c.life, wait+min(c.timeout, math.MaxInt64-wait))
 		msg, err := ps.ReceiveTimeout(rctx, wait)
 		rcancel()
 		if err != nil {

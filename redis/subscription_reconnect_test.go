@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"math"
 	"net"
 	"sync"
 	"testing"
@@ -131,4 +132,32 @@ func TestSubscriptionLossDetectedWhenReconnectHangs(t *testing.T) {
 	}
 	bh.Close() // releases the HELLO, so that Close returns and the test ends
 	<-closed
+}
+
+// A HealthCheck so long that a receive's wait plus Timeout overflows a
+// Duration keeps its subscription: the receive's deadline saturates
+// instead of going negative, which would end every receive at once (a
+// loss right after each confirmation).
+func TestSubscriptionWithLongestHealthCheck(t *testing.T) {
+	checkLeaks(t)
+	srv := private(t)
+	clA, clB := srv.Client(), srv.Client()
+	t.Cleanup(func() { _ = clA.Close(); _ = clB.Close() })
+	src := newSource()
+	src.set("k", "v1")
+	tweak := func(o *Options[string]) { o.HealthCheck = time.Duration(math.MaxInt64) }
+	a := newTier(t, clA, src, tweak)
+	b := newTier(t, clB, src, tweak)
+	waitSubscribed(t, a, b)
+	mustGet(t, b, "k", "v1")
+	if err := a.Set(context.Background(), "k", "v2"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "b's copy of k invalidated", func() bool {
+		v, err := b.Get(context.Background(), "k")
+		return err == nil && v == "v2"
+	})
+	if st := b.Stats(); st.SubscriptionLosses != 0 || !st.Subscribed {
+		t.Errorf("b's Stats: Subscribed %v, SubscriptionLosses %d; want true, 0", st.Subscribed, st.SubscriptionLosses)
+	}
 }
