@@ -39,14 +39,14 @@ type fence struct {
 const fenceStripes = 1024
 
 type fenceStripe struct {
-	mu   sync.Mutex
-	gen  atomic.Uint64 // changed under mu; begin reads it without
-	open int           // changes whose Tier write has not ended
+	mu  sync.Mutex
+	gen atomic.Uint64 // changed under mu; begin reads it without
 	// writing holds, under mu, the keys of the changes from open to
-	// close, each with a channel closed at its close: changes of one key
-	// run one at a time, so that the store and the Tier end with the same
-	// last write (this instance ignores its own invalidations, so nothing
-	// would mend a Tier write that lands out of order).
+	// close (their Tier write has not ended), each with a channel closed
+	// at its close. No fill stores while it is not empty, and changes of
+	// one key run one at a time, so that the store and the Tier end with
+	// the same last write (this instance ignores its own invalidations,
+	// so nothing would mend a Tier write that lands out of order).
 	writing map[string]chan struct{}
 	_       [32]byte // keep stripes on their own cache lines
 }
@@ -71,7 +71,7 @@ func (f *fence) fill(key []byte, gen uint64, store func()) bool {
 	st := f.stripe(key)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.gen.Load() != gen || st.open != 0 {
+	if st.gen.Load() != gen || len(st.writing) != 0 {
 		return false
 	}
 	store()
@@ -132,7 +132,6 @@ func (f *fence) open(key []byte, apply func()) {
 	}()
 	st.gen.Add(1)
 	apply()
-	st.open++
 	opened = true
 }
 
@@ -141,7 +140,6 @@ func (f *fence) close(key []byte) {
 	st := f.stripe(key)
 	st.mu.Lock()
 	st.gen.Add(1)
-	st.open--
 	done := st.writing[string(key)]
 	delete(st.writing, string(key))
 	st.mu.Unlock()
