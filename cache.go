@@ -475,6 +475,14 @@ func (c *cache[K, V]) run() {
 			}
 			continue
 		case <-t.C:
+			// A tick that came while a pass ran OnEvict callbacks may
+			// be pending next to the stop: Close's caller must not see
+			// a pass begin after Close returned.
+			select {
+			case <-c.stop:
+				return
+			default:
+			}
 		}
 		c.refreshNow()
 		now := c.now()
