@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -90,17 +91,31 @@ type Trace struct {
 // NewTrace returns a Trace of keys. It keeps keys, without copying.
 func NewTrace(keys []uint64) *Trace { return &Trace{keys: keys} }
 
-// Keys returns the trace's keys; the caller must not modify them.
-func (t *Trace) Keys() []uint64 { return t.keys }
+// Keys returns the trace's keys; the caller must not modify them. A nil
+// Trace has none.
+func (t *Trace) Keys() []uint64 {
+	if t == nil {
+		return nil
+	}
+	return t.keys
+}
 
-// Len returns the number of requests in the trace.
-func (t *Trace) Len() int { return len(t.keys) }
+// Len returns the number of requests in the trace (0 for a nil Trace).
+func (t *Trace) Len() int { return len(t.Keys()) }
+
+// errNilTrace is the error of the methods that replay a nil Trace: a nil
+// *Trace is more likely a load that failed unchecked than a wish to replay
+// nothing (NewTrace(nil) is an empty trace).
+var errNilTrace = errors.New("nil Trace: NewTrace(nil) is an empty one")
 
 // NewCache returns an empty cache of capacity entries, named by spec (see
 // Check), ready to replay t. A cache from "opt" or "opt-bypass" only
 // accepts t's keys in t's order. The caller must close the cache if it
-// implements io.Closer (the "cache" one does).
+// implements io.Closer (the "cache" one does). A nil t is an error.
 func (t *Trace) NewCache(spec string, capacity int) (Cache, error) {
+	if t == nil {
+		return nil, errNilTrace
+	}
 	switch special(spec) {
 	case NameCache:
 		return asCache(NewConcurrent(capacity))
@@ -125,7 +140,7 @@ func asCache[C Cache](c C, err error) (Cache, error) {
 }
 
 // Run replays t through a new cache of capacity entries named by spec, and
-// closes the cache.
+// closes the cache. A nil t is an error.
 func (t *Trace) Run(spec string, capacity int) (Result, error) {
 	c, err := t.NewCache(spec, capacity)
 	if err != nil {

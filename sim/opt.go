@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"math"
 )
@@ -76,10 +75,10 @@ type slot struct {
 // NewOPT returns an empty OPT cache of capacity entries for replaying t.
 // Several OPT caches of one Trace share the next-use table, which the
 // first one computes: 8 bytes per request. A nil t is an error (OPT must
-// know the trace it replays; NewTrace(nil) is an empty one).
+// know the trace it replays).
 func NewOPT(t *Trace, capacity int, bypass bool) (*OPT, error) {
 	if t == nil {
-		return nil, errors.New("nil Trace: OPT must know the trace it replays")
+		return nil, errNilTrace
 	}
 	if err := checkCapacity(capacity); err != nil {
 		return nil, err
