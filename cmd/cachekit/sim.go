@@ -221,6 +221,9 @@ func parseSimFlags(args []string, stderr io.Writer) (*simFlags, error) {
 		if f.chartFormat, err = chartFormat(f.chart); err != nil {
 			return nil, err
 		}
+		if err := checkWritable(f.chart); err != nil {
+			return nil, fmt.Errorf("-chart: %w", err)
+		}
 	}
 	if *capList == "" {
 		return nil, errors.New("-capacity is required")
