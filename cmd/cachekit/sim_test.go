@@ -350,12 +350,7 @@ func TestSimErrors(t *testing.T) {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and an error with %q", c.args, code, out, errOut, c.want)
 		}
 	}
-	// The chart's file cannot be written: the results are out, exit 1.
-	code, _, errOut := runSim(t, "-traces", dir, "-trace", "loop", "-capacity", "2", "-policy", "lru",
-		"-chart", filepath.Join(dir, "no", "such", "dir.svg"))
-	if code != 1 || !strings.Contains(errOut, "dir.svg") {
-		t.Errorf("unwritable chart: exit %d, stderr %q", code, errOut)
-	}
+	// A chart's file that cannot be written: TestSimChartPathCheckedFirst.
 }
 
 func TestSimHelp(t *testing.T) {
