@@ -46,6 +46,23 @@ func (rf *redisFlags) zerosInEffect() {
 	rf.prefix = cmp.Or(rf.prefix, ckredis.DefaultBytePrefix)
 	rf.timeout = cmp.Or(rf.timeout, ckredis.DefaultTimeout)
 	rf.degradedTTL = cmp.Or(rf.degradedTTL, ckredis.DefaultDegradedTTL)
+	// Several addresses imply a Redis Cluster (see open).
+	rf.cluster = rf.cluster || len(rf.hosts()) > 1
+}
+
+// hosts returns the addresses of a --redis that is a list of them (not a
+// URL), blanks dropped.
+func (rf *redisFlags) hosts() []string {
+	if strings.Contains(rf.addrs, "://") {
+		return nil
+	}
+	var hs []string
+	for _, a := range strings.Split(rf.addrs, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			hs = append(hs, a)
+		}
+	}
+	return hs
 }
 
 // redisAddrFlag is the --redis flag: its String, which the configuration
@@ -118,17 +135,15 @@ func (rf *redisFlags) open(log *slog.Logger) (*redisTier, error) {
 		}
 		uo = goredis.UniversalOptions{Addrs: []string{u.Addr}, Username: u.Username, Password: u.Password, DB: u.DB, TLSConfig: u.TLSConfig}
 	} else {
-		for _, a := range strings.Split(rf.addrs, ",") {
-			if a = strings.TrimSpace(a); a != "" {
-				uo.Addrs = append(uo.Addrs, a)
-			}
-		}
+		uo.Addrs = rf.hosts()
 		if len(uo.Addrs) == 0 {
 			return nil, errors.New("no address")
 		}
 	}
-	uo.IsClusterMode = rf.cluster
-	if uo.DB != 0 && (rf.cluster || len(uo.Addrs) > 1) {
+	// go-redis makes a cluster client of several addresses whatever this
+	// says; zerosInEffect set it for the configuration log.
+	uo.IsClusterMode = rf.cluster || len(uo.Addrs) > 1
+	if uo.DB != 0 && uo.IsClusterMode {
 		return nil, fmt.Errorf("%s: a Redis Cluster has no database %d", redactURL(rf.addrs), uo.DB)
 	}
 	// go-redis also cuts a call's socket reads and writes at these
