@@ -1559,8 +1559,11 @@ func (h *Cache[K, V]) Len() int {
 	return int(n)
 }
 
-// Clear removes every entry, reporting each with CauseCleared. Writes
-// that run concurrently with Clear may or may not survive it.
+// Clear removes every entry, reporting each with CauseCleared, except
+// those it finds already expired or due for eviction (pending writes
+// put the cache over its bound): it first runs a maintenance pass, which
+// reports them with CauseExpired or CauseCapacity. Writes that run
+// concurrently with Clear may or may not survive it.
 func (h *Cache[K, V]) Clear() {
 	c := h.c
 	c.mu.Lock()
