@@ -537,8 +537,12 @@ func parseTTL(v string) (time.Duration, bool) {
 		return time.Duration(n) * time.Second, true
 	}
 	d, err := time.ParseDuration(v)
-	if err != nil && durationOverflows(v) {
-		return DefaultMaxTTL + time.Second, true
+	if err != nil {
+		if over, neg := durationOverflows(v); over && neg {
+			return 0, true // not positive, however long
+		} else if over {
+			return DefaultMaxTTL + time.Second, true
+		}
 	}
 	return d, err == nil
 }
@@ -547,9 +551,14 @@ func parseTTL(v string) (time.Duration, bool) {
 var durationUnits = map[string]float64{"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ms": 1e-3, "s": 1, "m": 60, "h": 3600}
 
 // durationOverflows reports whether v, which time.ParseDuration refused, is
-// a positive duration in its syntax that is merely too long for it.
-func durationOverflows(v string) bool {
-	s := strings.TrimPrefix(v, "+")
+// a duration in its syntax that is merely too long for it, and whether it
+// is negative.
+func durationOverflows(v string) (over, neg bool) {
+	s := v
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
 	total := 0.0
 	for s != "" {
 		i := 0
@@ -558,7 +567,7 @@ func durationOverflows(v string) bool {
 		}
 		f, err := strconv.ParseFloat(s[:i], 64)
 		if i == 0 || err != nil {
-			return false
+			return false, false
 		}
 		j := i
 		for j < len(s) && s[j] != '.' && (s[j] < '0' || s[j] > '9') {
@@ -566,12 +575,12 @@ func durationOverflows(v string) bool {
 		}
 		u, ok := durationUnits[s[i:j]]
 		if !ok {
-			return false
+			return false, false
 		}
 		total += f * u
 		s = s[j:]
 	}
-	return total*1e9 >= float64(1<<63)
+	return total*1e9 >= float64(1<<63), neg
 }
 
 // queryValue returns the first value of parameter name in a raw query, and
