@@ -26,6 +26,13 @@ func TestReadsAfterCloseAre503(t *testing.T) {
 			t.Errorf("%s after Close: %d, want 503", m, code)
 		}
 	}
+	// A batch, even an empty one (which answered 200 {"stored":0}).
+	for _, body := range []string{`[]`, `[{"id":"a","entry":1}]`} {
+		r := svcfuzzDo(s, "POST", "/v1/entries", map[string]string{"Content-Type": "application/json"}, body)
+		if r.Code != 503 {
+			t.Errorf("POST %s after Close: %d %q, want 503", body, r.Code, r.Body)
+		}
+	}
 	// Nor may the health check call healthy a server that answers every
 	// entry request 503.
 	if code := do("GET", "/healthz", ""); code != 503 {

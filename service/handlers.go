@@ -384,6 +384,11 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 		}
 		return s.fail(w, newAPIError(http.StatusBadRequest, err.Error()))
 	}
+	if s.closed.Load() {
+		// Even an empty batch: a POST is a write, which the closed store
+		// refuses (a batch it had begun fails at its first write).
+		return s.fail(w, errClosed)
+	}
 	stored := 0
 	var werr error
 	tierDown := false // after one failed Tier write, the rest skip the Tier
