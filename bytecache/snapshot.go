@@ -313,7 +313,8 @@ func (c *Cache) loadBlock(stores []store, b []byte, now *lazyNow) (int, error) {
 
 // SaveToFile writes a snapshot to the file at path atomically: to a
 // temporary file in the same directory (mode 0600), synced, then renamed
-// over path. On error path is left as it was. After Close it returns
+// over path, and the directory synced where the system allows. On error
+// path is left as it was. After Close it returns
 // ErrClosed and creates no file.
 func (c *Cache) SaveToFile(path string) (err error) {
 	if c.closed.Load() {
@@ -348,7 +349,18 @@ func (c *Cache) SaveToFile(path string) (err error) {
 		return err
 	}
 	renamed = true
+	syncDir(filepath.Dir(path))
 	return nil
+}
+
+// syncDir syncs the directory dir, so that a rename in it survives a
+// crash. It is best effort: some systems cannot sync a directory
+// (Windows), and the rename, done, is not undone by a failure here.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
 }
 
 // LoadFromFile is LoadFrom reading the file at path. After Close it returns
