@@ -670,14 +670,17 @@ func (rec *recorder) record(j job, out outcome, latency, response, lag time.Dura
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	c := &rec.counts
+	// The live line shows every request done in its interval, the
+	// warm-up's too: its rate, errors and latencies alike.
 	c.intervalRequests++
 	if !out.ok {
 		c.intervalErrors++
 	}
+	_ = rec.interval.RecordValue(clampHist(latency))
 	if !rec.count(j, out, warm) {
 		return
 	}
-	_ = rec.interval.RecordValue(rec.recordLatency(latency))
+	rec.recordLatency(latency)
 	if paced {
 		_ = rec.lag.RecordValue(clampHist(lag))
 		_ = rec.response.RecordValue(clampHist(response))
@@ -820,10 +823,10 @@ func (rec *recorder) countErrors(kind, text string, n int64) {
 	e.Count += n
 }
 
-// recordLatency records a latency in the total histogram and returns the
-// value recorded; a latency above histMax is counted in beyondRange and
-// recorded as histMax. rec.mu is held.
-func (rec *recorder) recordLatency(latency time.Duration) int64 {
+// recordLatency records a latency in the total histogram; a latency above
+// histMax is counted in beyondRange and recorded as histMax. rec.mu is
+// held.
+func (rec *recorder) recordLatency(latency time.Duration) {
 	// The histogram would take values somewhat above histMax (its last
 	// bucket reaches about 73 minutes), but the report promises that every
 	// latency above histMax is counted in BeyondRange and recorded as
@@ -834,7 +837,6 @@ func (rec *recorder) recordLatency(latency time.Duration) int64 {
 		ns = histMax
 	}
 	_ = rec.total.RecordValue(ns)
-	return ns
 }
 
 // clampHist returns d in nanoseconds, within the histograms' range.
