@@ -96,7 +96,11 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 	case fs.NArg() == 1 && o.URL == "":
 		o.URL = fs.Arg(0)
 	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "cachekit load: unexpected argument %q\n", fs.Arg(0))
+		extra := fs.Arg(0)
+		if o.URL == "" {
+			extra = fs.Arg(1) // the first is the URL
+		}
+		fmt.Fprintf(stderr, "cachekit load: unexpected argument %q (flags come before the URL)\n", extra)
 		return 2
 	}
 	// load.Options takes a zero as "the default", but these flags state
