@@ -78,8 +78,9 @@
 // the store's index, 11 to 22 bytes per live entry, and the server itself:
 // per open connection about 10 KiB of buffers and goroutine stack, per
 // request in flight its body (at most MaxValueBytes for a PUT, MaxBodyBytes
-// for a POST), pooled scratch buffers of at most 64 KiB each, and a few MiB
-// of runtime. TestTenMillionEntries measures it.
+// for a POST, which also copies one entry at a time: up to MaxValueBytes
+// more), pooled scratch buffers of at most 64 KiB each, and a few MiB of
+// runtime. TestTenMillionEntries measures it.
 //
 // Where the store maps its chunks outside the Go heap (Linux, macOS, the
 // BSDs; not in race-detector builds), they count neither in the heap nor
