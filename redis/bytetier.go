@@ -304,7 +304,9 @@ func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl 
 		t.incompatible(key, err)
 		return dst, 0, false, nil
 	case err != nil:
-		if !callerDone(ctx) { // else the caller gave up: no failure of Redis
+		if callerDone(ctx) { // the caller gave up: no failure of Redis
+			err = callerErr(ctx, err)
+		} else {
 			t.st.l2Errors.Add(1)
 		}
 		return dst, 0, false, fmt.Errorf("redis: reading %q: %w", key, err)

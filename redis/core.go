@@ -257,11 +257,16 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 	if pub != nil && pub.Err() == nil {
 		c.st.sent.Add(1)
 	}
-	if w.Err() != nil {
+	if err := w.Err(); err != nil {
+		if pastDeadline(ctx) {
+			// Not a mere cancellation: a write on the wire waits for
+			// its answer (or Timeout), which ended it then.
+			err = callerErr(ctx, err)
+		}
 		if !callerDone(ctx) {
 			c.st.l2WriteErrors.Add(1)
 		}
-		return w, fmt.Errorf("redis: writing %q: %w", key, w.Err())
+		return w, fmt.Errorf("redis: writing %q: %w", key, err)
 	}
 	c.st.l2Writes.Add(1)
 	if pub.Err() != nil {
@@ -331,11 +336,29 @@ var errNilContext = errors.New("redis: nil Context")
 // timer has fired and set ctx.Err(). Either way the caller gave up first:
 // no failure of Redis.
 func callerDone(ctx context.Context) bool {
-	if ctx.Err() != nil {
-		return true
-	}
+	return ctx.Err() != nil || pastDeadline(ctx)
+}
+
+// pastDeadline reports whether ctx's deadline has passed.
+func pastDeadline(ctx context.Context) bool {
 	d, ok := ctx.Deadline()
 	return ok && !time.Now().Before(d)
+}
+
+// callerErr returns err, the error of a call ended by the caller
+// (callerDone), made to wrap the caller's context error: the socket's
+// timeout at the caller's deadline often comes before ctx's own timer has
+// set ctx.Err(), and the caller must still be able to tell, with
+// errors.Is, that its deadline ended the call.
+func callerErr(ctx context.Context, err error) error {
+	cerr := ctx.Err()
+	if cerr == nil {
+		cerr = context.DeadlineExceeded // the deadline has passed
+	}
+	if errors.Is(err, cerr) {
+		return err
+	}
+	return fmt.Errorf("%w (%v)", cerr, err)
 }
 
 // clientPanic is the error of a call that panicked (a Redis call, in a
