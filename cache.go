@@ -340,14 +340,15 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	c.segShift = 64 - c.segShift
 	c.seed64 = maphash.Comparable(c.seed, uint64(0))
 	c.probeMul.Store(rand.Uint64() | 1)
-	perSeg, share := opts.InitialCapacity/nseg, 0
+	// Keys spread over segments unevenly: room for the fullest, not the
+	// mean (a segment sized for its mean share grows as the cache fills).
+	perSeg, share := 0, 0
+	if opts.InitialCapacity > 0 {
+		perSeg = withSlack(ceilDiv(opts.InitialCapacity, nseg))
+	}
 	if opts.MaxEntries > 0 {
-		// Rounded up, without overflowing for a bound near math.MaxInt.
-		share = opts.MaxEntries / nseg
-		if opts.MaxEntries%nseg != 0 {
-			share++
-		}
-		perSeg = min(perSeg, share+1)
+		share = ceilDiv(opts.MaxEntries, nseg)
+		perSeg = min(perSeg, withSlack(share))
 	}
 	hash := c.hash
 	for i := range c.segs {
@@ -1560,10 +1561,10 @@ func (h *Cache[K, V]) Len() int {
 }
 
 // Clear removes every entry, reporting each with CauseCleared, except
-// those it finds already expired or due for eviction (pending writes
-// put the cache over its bound): it first runs a maintenance pass, which
-// reports them with CauseExpired or CauseCapacity. Writes that run
-// concurrently with Clear may or may not survive it.
+// those it finds already expired (CauseExpired) or due for eviction
+// (CauseCapacity: pending writes put the cache over its bound, which its
+// first maintenance pass evicts). Writes that run concurrently with Clear
+// may or may not survive it.
 func (h *Cache[K, V]) Clear() {
 	c := h.c
 	c.mu.Lock()
@@ -1576,14 +1577,21 @@ func (c *cache[K, V]) clearLocked() []removal[K, V] {
 	defer c.mu.Unlock()
 	c.maintainLocked()
 	c.pending = c.dropVictims(c.takeVictims(), c.pending)
+	// The pass expires a bounded number of entries: those it left (a
+	// backlog) are reported as expired too.
+	now := c.now()
 	for i := range c.segs {
 		s := &c.segs[i]
 		s.mu.Lock()
 		s.clear(func(e *entry[K, V]) {
 			c.untrack(e)
-			c.evictions[CauseCleared].Add(1)
+			cause := CauseCleared
+			if e.expired(now) {
+				cause = CauseExpired
+			}
+			c.evictions[cause].Add(1)
 			if c.onEvict != nil {
-				c.pending = append(c.pending, removal[K, V]{e.key, c.load(e), CauseCleared})
+				c.pending = append(c.pending, removal[K, V]{e.key, c.load(e), cause})
 			}
 		})
 		s.mu.Unlock()
