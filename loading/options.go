@@ -20,12 +20,14 @@ const (
 type Options[K comparable, V any] struct {
 	// Loader loads one key. Get uses it; so does GetMany when BulkLoader
 	// is nil (one call per missing key, concurrently, at most MaxManyLoads
-	// at once). At least one of
-	// Loader and BulkLoader is required. Default nil.
+	// at once), and, when both are set, a GetMany (or its refresh) that
+	// has a single key to load. At least one of Loader and BulkLoader is
+	// required. Default nil.
 	Loader Loader[K, V]
 
 	// BulkLoader loads many keys in one call. GetMany uses it for all its
-	// missing keys at once; Get uses it (with one key) when Loader is nil.
+	// missing keys at once (a single one goes to Loader if set); Get uses
+	// it (with one key) when Loader is nil.
 	// Default nil.
 	BulkLoader BulkLoader[K, V]
 
@@ -114,7 +116,8 @@ type Options[K comparable, V any] struct {
 	// ahead, stale-while-revalidate, ExpireAll) running at once, per
 	// cache. A reload that finds no free slot is skipped; a later Get of
 	// the key tries again. A GetMany with a BulkLoader refreshes all its
-	// due keys in one call, using one slot. Zero means
+	// due keys in one call, using one slot (a single due key through
+	// Loader, if set). Zero means
 	// DefaultMaxConcurrentRefreshes (16). Negative values are invalid.
 	MaxConcurrentRefreshes int
 
