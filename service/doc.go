@@ -75,12 +75,13 @@
 // The store's entry storage (chunks) never exceeds MaxBytes; each entry
 // takes its key, its value, one byte of content type (2+length for an
 // unusual Content-Type) and the store's 2 to 16 byte header. On top come
-// the store's index, 11 to 22 bytes per live entry, and the server itself:
-// per open connection about 10 KiB of buffers and goroutine stack, per
-// request in flight its body (at most MaxValueBytes for a PUT, MaxBodyBytes
-// for a POST, which also copies one entry at a time: up to MaxValueBytes
-// more), pooled scratch buffers of at most 64 KiB each, and a few MiB of
-// runtime. TestTenMillionEntries measures it.
+// the store's index, 11 to 22 bytes per live entry as entries are added
+// and up to 64 after many deletions (a shard's table halves only when an
+// eighth full), and the server itself: per open connection about 10 KiB
+// of buffers and goroutine stack, per request in flight its body (at most
+// MaxValueBytes for a PUT, MaxBodyBytes for a POST, which also copies one
+// entry at a time: up to MaxValueBytes more), pooled scratch buffers of at
+// most 64 KiB each, and a few MiB of runtime. TestTenMillionEntries measures it.
 //
 // Where the store maps its chunks outside the Go heap (Linux, macOS, the
 // BSDs; not in race-detector builds), they count neither in the heap nor

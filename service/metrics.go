@@ -220,7 +220,7 @@ func (s *Server) writeMetrics(w http.ResponseWriter) {
 	one("cachekit_store_expirations_total", "counter", "Entries removed because their TTL had passed.", float64(st.Expirations))
 	one("cachekit_store_collisions_total", "counter", "Reads that met another key with the same 32-bit hash tag.", float64(st.Collisions))
 	one("cachekit_store_entries", "gauge", "Entries in the store's index (live and expired ones not yet removed).", float64(st.Entries))
-	one("cachekit_store_live_bytes", "gauge", "Bytes of live entries (headers, keys and values).", float64(st.BytesLive))
+	one("cachekit_store_live_bytes", "gauge", "Bytes of the entries in the store's index (headers, keys and values; live and expired ones not yet removed).", float64(st.BytesLive))
 	one("cachekit_store_used_bytes", "gauge", "Bytes of the rings in use (live entries and space not yet reclaimed).", float64(st.BytesUsed))
 	one("cachekit_store_max_bytes", "gauge", "The store's entry storage budget (--max-bytes).", float64(st.BytesMax))
 	one("cachekit_store_chunk_bytes", "gauge", "Memory allocated for entry storage (at most the budget).", float64(st.ChunkBytes))

@@ -83,7 +83,7 @@ func New(o Options) (*Server, error) {
 	var cache *bytecache.Cache
 	for {
 		cache, err = openStore(o)
-		if err == nil || valueSet || o.MaxValueBytes <= 1024 {
+		if err == nil || valueSet || o.MaxValueBytes <= 1 {
 			break
 		}
 		o.MaxValueBytes /= 2
