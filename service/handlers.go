@@ -543,9 +543,10 @@ func parseTTL(v string) (time.Duration, bool) {
 	}
 	d, err := time.ParseDuration(v)
 	if err != nil {
-		if over, neg := durationOverflows(v); over && neg {
-			return 0, true // not positive, however long
-		} else if over {
+		if over, neg := durationOverflows(v); over {
+			if neg {
+				return 0, true // not positive, however long
+			}
 			return DefaultMaxTTL + time.Second, true
 		}
 	}
