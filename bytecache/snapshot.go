@@ -22,7 +22,7 @@ import (
 //	blocks, each:
 //	  length  uint32, bytes of payload; 0 marks the end block
 //	  count   uint32, entries in the payload; in the end block, the
-//	          number of entries in all blocks
+//	          number of entries in all blocks modulo 2^32
 //	  crc     uint32, CRC-32C of length, count and payload
 //	  payload entries in the ring's layout (see store.go): header with
 //	          absolute expiry, key, value
@@ -75,7 +75,7 @@ func (c *Cache) SaveTo(w io.Writer) error {
 	}
 	var (
 		buf   []byte
-		total uint32
+		total uint64
 		werr  error
 	)
 	// Each shard's walk follows the entries written during it for up to
@@ -84,7 +84,7 @@ func (c *Cache) SaveTo(w io.Writer) error {
 	// w cannot keep SaveTo going, nor make the snapshot much more than
 	// twice the budget.
 	c.walk(saveBatch, uint64(c.cf.ringSize), c.nowNano(), &buf, func(b []byte, n int) bool {
-		total += uint32(n)
+		total += uint64(n)
 		werr = writeBlock(w, b, uint32(n))
 		return werr == nil
 	})
@@ -96,8 +96,12 @@ func (c *Cache) SaveTo(w io.Writer) error {
 		// them, and must not pass for a whole one.
 		return ErrClosed
 	}
-	return writeBlock(w, nil, total)
+	return writeBlock(w, nil, endCount(total))
 }
+
+// endCount is the end block's count for a snapshot of total entries: the
+// low 32 bits, so that a snapshot of more than 2^32 entries stays readable.
+func endCount(total uint64) uint32 { return uint32(total) }
 
 func writeBlock(w io.Writer, payload []byte, count uint32) error {
 	var bh [blockHeaderLen]byte
@@ -261,7 +265,7 @@ func (c *Cache) readBlocks(r io.Reader, stores []store) error {
 			return corrupt("block %d checksum mismatch", block)
 		}
 		if length == 0 {
-			if uint64(count) != total {
+			if count != endCount(total) {
 				return corrupt("end block counts %d entries, blocks held %d", count, total)
 			}
 			return nil
