@@ -124,6 +124,9 @@ func (t *Trace) NewCache(spec string, capacity int) (Cache, error) {
 	case NameOPTBypass:
 		return asCache(NewOPT(t, capacity, true))
 	}
+	if err := Check(spec); err != nil {
+		return nil, err // its reasons name this package's caches too
+	}
 	// The index never holds more keys than the trace has requests: a
 	// short trace at a large capacity must not pre-size it to the
 	// capacity.

@@ -17,7 +17,8 @@ const maxLine = 1 << 20
 
 // Reader streams the keys of a trace: text with one key per line, plain or
 // gzipped (recognised by the gzip magic bytes, not by a file name; a gzip
-// stream may hold several members). Leading and trailing white space is
+// stream may hold several members, and zero bytes after the last one are
+// padding, as gzip(1) takes them). Leading and trailing white space is
 // ignored and blank lines are skipped, as is a UTF-8 byte order mark at
 // the start of a file (which editors on Windows write). A line holding a decimal integer
 // (optionally signed) that fits in an int64 or a uint64 is that number as a
@@ -130,7 +131,8 @@ func (r *Reader) start(src source) {
 			r.fail(err)
 			return
 		}
-		in = r.gz
+		r.gz.Multistream(false)
+		in = &members{gz: r.gz, br: br}
 	}
 	trap := &readErr{r: in}
 	r.cur = bufio.NewScanner(trap)
@@ -147,6 +149,64 @@ func (r *Reader) start(src source) {
 		}
 		return bufio.ScanLines(data, atEOF)
 	})
+}
+
+// members reads the members of a gzip stream one after another, as
+// gzip(1) does: zero bytes after the last member are padding (block and
+// tape tools write it) and end the stream; other bytes there are an error.
+type members struct {
+	gz   *gzip.Reader // reading one member (Multistream false)
+	br   *bufio.Reader
+	done bool
+}
+
+// errTrailingGarbage is the error for bytes after a gzip stream's last
+// member that are neither another member nor zero padding.
+var errTrailingGarbage = errors.New("gzip: trailing garbage after the compressed data")
+
+func (m *members) Read(p []byte) (int, error) {
+	for !m.done {
+		n, err := m.gz.Read(p)
+		if err != io.EOF {
+			return n, err
+		}
+		if n > 0 {
+			return n, nil // the member's end comes again on the next Read
+		}
+		if err := m.next(); err != nil {
+			m.done = err == io.EOF
+			return 0, err
+		}
+	}
+	return 0, io.EOF
+}
+
+// next starts the member after the one that ended, or returns io.EOF if
+// only zero bytes (or none) follow it.
+func (m *members) next() error {
+	magic, err := m.br.Peek(2)
+	switch {
+	case len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b:
+		if err := m.gz.Reset(m.br); err != nil {
+			return err
+		}
+		m.gz.Multistream(false)
+		return nil
+	case err != nil && err != io.EOF:
+		return err
+	}
+	var buf [4096]byte
+	for {
+		n, err := m.br.Read(buf[:])
+		for _, b := range buf[:n] {
+			if b != 0 {
+				return errTrailingGarbage
+			}
+		}
+		if err != nil {
+			return err // io.EOF: padding only
+		}
+	}
 }
 
 // readErr remembers the error, other than io.EOF, that a read of r returned.
