@@ -129,9 +129,12 @@ func (s *scheduler) scheduleEnd() (end time.Time, ok bool) {
 // offset returns seq intervals of a paced run, how long after the start
 // job seq is due if it begins a group. At the lowest rates the offset can exceed a
 // time.Duration (292 years), whose conversion would wrap round to a moment
-// before the start: such a job is due at the latest moment there is.
+// before the start: such a job is due at the latest moment there is. The
+// offset is rounded to the nanosecond: truncated, seq intervals of an
+// inexact interval (1e9/29 ns) fell 1 ns short of a whole second, and a
+// job due exactly at the end of --duration was scheduled before it.
 func (s *scheduler) offset(seq int64) time.Duration {
-	if f := float64(seq) * s.interval; f < math.MaxInt64 {
+	if f := math.Round(float64(seq) * s.interval); f < math.MaxInt64 {
 		return time.Duration(f)
 	}
 	return time.Duration(math.MaxInt64)
