@@ -131,6 +131,13 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 	if *live {
 		o.Live, o.LiveTerminal = stderr, terminal
 	}
+	// A usage error is reported before any file is touched: profiling
+	// creates (truncates) the profile's file, and an earlier run's profile
+	// must stay as it was.
+	if err := o.Check(); err != nil {
+		fmt.Fprintf(stderr, "cachekit %v\n", err)
+		return 2
+	}
 	// The JSON report's path is checked before the run, as the profile's
 	// is: a path that cannot be written fails now, not after the run. The
 	// report replaces the file once written in full (writeFileAtomic), so

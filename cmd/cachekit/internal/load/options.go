@@ -158,6 +158,16 @@ type Options struct {
 	Clock Clock
 }
 
+// Check returns the error Run would return for o before sending anything
+// (invalid options or URL), or nil.
+func (o Options) Check() error {
+	o, err := o.withDefaults()
+	if err != nil {
+		return err
+	}
+	return (&runner{o: o}).parseURL()
+}
+
 // defaults returns o with its defaults filled in, after checking it.
 func (o Options) withDefaults() (Options, error) {
 	if o.URL == "" {
