@@ -42,7 +42,13 @@ func run(args []string, stdout, stderr io.Writer) error {
 	procs := runtime.GOMAXPROCS(0)
 	fs := cli.NewFlagSet("visibility", stderr)
 	caches := fs.String("caches", "", "caches of the probes (default: the throughput set)")
-	gs := fs.String("goroutines", fmt.Sprintf("1,%d,%d", procs, 4*procs), "goroutine counts of the probes")
+	// 1, GOMAXPROCS and 4×GOMAXPROCS, each once: on one processor "1,4"
+	// (the flag refuses a count given twice).
+	defG := fmt.Sprintf("1,%d,%d", procs, 4*procs)
+	if procs == 1 {
+		defG = "1,4"
+	}
+	gs := fs.String("goroutines", defG, "goroutine counts of the probes")
 	probes := fs.Int("probes", 200_000, "inserts, and updates, per probe run")
 	replayCaches := fs.String("replay-caches", "", "caches replayed (default: the bounded ones of -caches)")
 	capacity := fs.Int("capacity", workload.EvictCapacity, "capacity of the replayed caches")
