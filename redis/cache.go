@@ -675,6 +675,7 @@ func (c *Cache[V]) writeLoaded(w write) {
 	}
 	tk, ok := c.brk.allow()
 	if !ok {
+		c.st.l2Skipped.Add(1)
 		c.st.l2WritesDropped.Add(1)
 		return
 	}

@@ -71,7 +71,9 @@ type Stats struct {
 	// here and not in L2Misses). L2Errors are reads that
 	// failed (timeout, network, unavailable server), not counting those
 	// that failed because their caller's context ended; L2Skipped are
-	// Redis calls not made because the circuit breaker was open.
+	// Redis calls not made because the circuit breaker was open (reads
+	// and writes; a loaded value's write refused so also counts in
+	// L2WritesDropped).
 	L2Hits, L2Misses, L2Incompatible, L2Errors, L2Skipped uint64
 	// L2Reads counts reads of Redis (each key of a coalesced pipeline
 	// counts once; see Options.ReadsInFlight); L2ReadTime is their total
