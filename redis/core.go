@@ -269,8 +269,11 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 		return w, fmt.Errorf("redis: writing %q: %w", key, err)
 	}
 	c.st.l2Writes.Add(1)
-	if pub.Err() != nil {
-		return w, fmt.Errorf("redis: publishing the invalidation of %q: %w", key, pub.Err())
+	if err := pub.Err(); err != nil {
+		if pastDeadline(ctx) {
+			err = callerErr(ctx, err) // as for the write
+		}
+		return w, fmt.Errorf("redis: publishing the invalidation of %q: %w", key, err)
 	}
 	return w, nil
 }
