@@ -717,7 +717,7 @@ func TestCarryCarriesEveryKey(t *testing.T) {
 	for k, n := range nodes {
 		before[k] = p.sketch.estimate(node.KeyedHash(n))
 	}
-	p.growSketch()
+	p.growSketch(false)
 	batches := 0
 	for ; p.sketch.old != nil; batches++ {
 		if batches > keys {

@@ -115,6 +115,22 @@ func (s *sketch) grow() {
 	s.table = make([]uint64, s.blocks*blockWords)
 }
 
+// widen doubles the full width of a table that has reached it (shift 0)
+// and the keys it is sized for: the growth of a weighted cache's sketch,
+// whose population has no bound. As with grow, the new table starts empty
+// and the owner carries the keys it tracks; a key's block in the doubled
+// span is 2b or 2b+1 for its block b in the old one (see index), so
+// oldLine finds it.
+func (s *sketch) widen() {
+	s.finishSweep()
+	s.old = s.table
+	s.span *= 2
+	s.keys *= 2
+	s.resetAt *= 2
+	s.blocks = s.width()
+	s.table = make([]uint64, s.blocks*blockWords)
+}
+
 // carry raises h's counters in the grown table to h's estimate in the old
 // one, if the sketch is growing. Carrying a key twice changes nothing.
 func (s *sketch) carry(h uint64) {

@@ -288,11 +288,10 @@ func (p *TinyLFU) list(q uint8) *node.List {
 // Add implements Policy.
 func (p *TinyLFU) Add(n *node.Node) {
 	if p.weighted && p.Len() >= p.sketch.capacity() {
-		keys := 2 * p.sketch.capacity()
-		p.sketch.init(keys, sketchWords(keys, true), sketchPeriodWeighted, 0)
+		p.growSketch(true)
 	}
 	if p.sketch.shift > 0 && p.Len() >= p.sketch.keysNow() {
-		p.growSketch()
+		p.growSketch(false)
 	}
 	h := p.hash(n)
 	p.sketch.increment(h)
@@ -326,8 +325,10 @@ func (p *TinyLFU) Add(n *node.Node) {
 // (140 MB for a bound of 10 million).
 const sketchFirstKeys = 4096
 
-// growSketch doubles the sketch's width and starts carrying the tracked
-// keys' counts to the new table (see sketch.grow): a walk over the three
+// growSketch doubles the sketch's width (toward its full width, see
+// sketch.grow, or beyond it if wide, see sketch.widen: a weighted cache's
+// sketch, which used to start afresh there, forgetting every count) and
+// starts carrying the tracked keys' counts to the new table: a walk over the three
 // queues, carried carryBatch keys at a time, on average carryPerRequest for
 // each later request (Add or Access). The carrying used to be done at
 // once: the growth steps of a TinyLFU filled to 10 million entries took
@@ -338,11 +339,15 @@ const sketchFirstKeys = 4096
 // carryMark, which each growth flips. Nodes added meanwhile are carried as
 // they are added; nodes the walk meets again (after they moved to the back
 // of a queue) are passed by.
-func (p *TinyLFU) growSketch() {
+func (p *TinyLFU) growSketch(wide bool) {
 	for p.sketch.old != nil {
 		p.carryBatch() // the last growth's, if unfinished
 	}
-	p.sketch.grow()
+	if wide {
+		p.sketch.widen()
+	} else {
+		p.sketch.grow()
+	}
 	p.carryMark ^= 1
 	p.window.StartWalk()
 	p.probation.StartWalk()
@@ -587,6 +592,17 @@ func (p *TinyLFU) Evict() *node.Node {
 		return nil
 	}
 	v := p.mainVictim()
+	if w := p.window.Front(); p.weighted && v != nil && w != nil && !p.admit(w, v) {
+		// Over the maximum with the window within its target: in a
+		// weighted cache, a refused light candidate freed less than the
+		// excess, or a new entry took the room a heavier one left in the
+		// window. The window's oldest entry stands for the newcomers
+		// against the victim, as Caffeine's does: evicting the victim
+		// unconditionally let scans of one-hit keys push out frequent
+		// ones. (A cache bounded by count gets here only while its window
+		// grows to a raised target, by design at the main space's cost.)
+		v = w
+	}
 	if v == nil {
 		v = p.window.Front()
 	}
