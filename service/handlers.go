@@ -572,8 +572,8 @@ func durationOverflows(v string) (over, neg bool) {
 			i++
 		}
 		f, err := strconv.ParseFloat(s[:i], 64)
-		if i == 0 || err != nil {
-			return false, false
+		if i == 0 || err != nil && !math.IsInf(f, 1) {
+			return false, false // not a number (ErrRange's +Inf is one: too long)
 		}
 		j := i
 		for j < len(s) && s[j] != '.' && (s[j] < '0' || s[j] > '9') {
