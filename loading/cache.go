@@ -622,6 +622,14 @@ func lifetime(now int64, d time.Duration, f float64) int64 {
 	if d <= 0 {
 		return never
 	}
+	if f == 1 {
+		// Without jitter the end is exact: a float64 holds a Duration
+		// past 2^53 ns (104 days) only to within a few nanoseconds.
+		if int64(d) == never || now > 0 && int64(d) >= never-now {
+			return never
+		}
+		return now + int64(d)
+	}
 	x := float64(d) * f
 	// now is negative when a Clock reads earlier than the cache's start:
 	// never-now would overflow there.
