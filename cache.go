@@ -1322,7 +1322,8 @@ func (c *cache[K, V]) maintainLocked() {
 	}
 	// Apply at most one queue's worth of writes, evicting as we go, so that
 	// writers refilling the queue meanwhile cannot push the cache further
-	// past its bound than the queue holds.
+	// past its bound than the queue holds (plus the entries of writers
+	// waiting for room in it: a Set puts its entry in the index first).
 	for n := c.writes.Cap(); n > 0; {
 		k := c.popWrites(min(n, writeChunk))
 		n -= k
