@@ -42,7 +42,7 @@ func TestTierWarningAfterClockSetBack(t *testing.T) {
 	defer s.Close()
 	// The last warning was logged an hour ahead of the wall clock's time
 	// now: the clock has been set back by an hour since.
-	s.lastLog.Store(time.Now().Add(time.Hour).UnixNano())
+	s.lastLog[logTierGet].Store(time.Now().Add(time.Hour).UnixNano())
 	w := httptest.NewRecorder()
 	s.ServeHTTP(w, httptest.NewRequest("GET", "/v1/entries/k", nil))
 	if w.Code != 404 {

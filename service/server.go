@@ -27,8 +27,8 @@ type Server struct {
 	log       *slog.Logger
 	start     time.Time
 	counters  counters
-	bufs      sync.Pool // *buffer
-	lastLog   atomic.Int64
+	bufs      sync.Pool              // *buffer
+	lastLog   [logKinds]atomic.Int64 // per kind of message (logLimited)
 	dateCache atomic.Pointer[dateValue]
 	fence     *fence // orders Tier fills against changes; nil without a Tier
 	closed    atomic.Bool
@@ -304,14 +304,28 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// logLimited logs at most one message a second (tier errors can come at
-// the request rate). A last message stamped after now means the wall clock
-// was set back since: it logs then, rather than stay silent until the
-// clock is back at that stamp.
-func (s *Server) logLimited(msg string, args ...any) {
+// logKind is a kind of message that logLimited limits on its own.
+type logKind uint8
+
+const (
+	logTierGet logKind = iota
+	logTierForeign
+	logTierSet
+	logTierDelete
+	logKinds
+)
+
+// logLimited logs at most one message of kind a second (tier errors can
+// come at the request rate); each kind has its own limit, so that a flood
+// of one failure (writes refused) does not hide another (a foreign value).
+// A last message stamped after now means the wall clock was set back
+// since: it logs then, rather than stay silent until the clock is back at
+// that stamp.
+func (s *Server) logLimited(kind logKind, msg string, args ...any) {
+	l := &s.lastLog[kind]
 	now := time.Now().UnixNano()
-	last := s.lastLog.Load()
-	if since := now - last; since >= 0 && since < int64(time.Second) || !s.lastLog.CompareAndSwap(last, now) {
+	last := l.Load()
+	if since := now - last; since >= 0 && since < int64(time.Second) || !l.CompareAndSwap(last, now) {
 		return
 	}
 	s.log.Warn(msg, args...)
@@ -327,7 +341,7 @@ func (s *Server) tierGet(reqCtx context.Context, b *buffer, gen uint64) ([]byte,
 	case err != nil:
 		if reqCtx.Err() == nil { // else the client went away: no failure of the tier
 			s.counters.tierErrors.Add(1)
-			s.logLimited("second tier: get failed", "err", err)
+			s.logLimited(logTierGet, "second tier: get failed", "err", err)
 		}
 		return b.val[:0], false
 	case !ok:
@@ -337,7 +351,7 @@ func (s *Server) tierGet(reqCtx context.Context, b *buffer, gen uint64) ([]byte,
 	if _, _, valid := decodeValue(v); !valid {
 		// Not a value this server wrote: a miss, not a 500.
 		s.counters.tierMisses.Add(1)
-		s.logLimited("second tier: a value is not in the server's format; read as a miss", "key", string(b.key))
+		s.logLimited(logTierForeign, "second tier: a value is not in the server's format; read as a miss", "key", string(b.key))
 		return v[:0], false
 	}
 	s.counters.tierHits.Add(1)
@@ -355,7 +369,7 @@ func (s *Server) tierSet(ctx context.Context, key, value []byte, ttl time.Durati
 	defer cancel()
 	if err := s.o.Tier.Set(ctx, key, value, ttl); err != nil {
 		s.counters.tierErrors.Add(1)
-		s.logLimited("second tier: set failed", "err", err)
+		s.logLimited(logTierSet, "second tier: set failed", "err", err)
 		return false
 	}
 	return true
@@ -367,7 +381,7 @@ func (s *Server) tierDelete(ctx context.Context, key []byte) (bool, error) {
 	ok, err := s.o.Tier.Delete(ctx, key)
 	if err != nil {
 		s.counters.tierErrors.Add(1)
-		s.logLimited("second tier: delete failed", "err", err)
+		s.logLimited(logTierDelete, "second tier: delete failed", "err", err)
 	}
 	return ok, err
 }
