@@ -143,8 +143,10 @@ func (c *core) startSubscription() {
 //
 // A subscription attempt that a hanging Redis holds (while connecting, or
 // waiting for its handshake's answer) ends after Options.Timeout (at least
-// 100ms; the client must have ContextTimeoutEnabled): stop waits for it, as
-// for a Set or Delete in flight (each ends within Timeout).
+// 100ms; the client must have ContextTimeoutEnabled), and a reconnect
+// inside the subscriber's receive (after a broken connection) within twice
+// that: stop waits for it, as for a Set or Delete in flight (each ends
+// within Timeout).
 func (c *core) stop() {
 	c.callsMu.Lock()
 	c.endLife()

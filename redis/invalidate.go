@@ -226,38 +226,49 @@ func (c *core) subscription() (confirmed bool, failed error) {
 		return false, err
 	}
 
+	// Each receive waits at most a Redis call's time (Timeout, 100ms at
+	// least), and its context's deadline is that plus Timeout: go-redis
+	// reconnects a broken connection inside the receive (dial and
+	// handshake, holding the PubSub's lock, which Close waits for), and a
+	// Redis that accepts but never answers would otherwise hold it, and
+	// the loss go unnoticed, for as long as the receive may last. A
+	// confirmed subscription adds up silent receives until HealthCheck,
+	// then pings, and is lost if the ping stays unanswered as long again.
+	// (Receiving for HealthCheck at once let a reconnect to a hanging
+	// Redis hold Close, and L1 unflushed, for HealthCheck plus Timeout.)
+	step := max(c.timeout, 100*time.Millisecond)
 	pinged := false
+	var silent time.Duration // since the last message, while confirmed
 	for {
-		// Until the subscription is confirmed, wait no longer than a
-		// Redis call may take; afterwards, HealthCheck.
-		wait := c.healthCheck
-		if !confirmed {
-			wait = max(c.timeout, 100*time.Millisecond)
+		wait := step
+		if confirmed {
+			wait = max(min(step, c.healthCheck-silent), time.Millisecond)
 		}
-		// The deadline bounds what go-redis may do inside the receive
-		// besides reading: after a broken connection it reconnects there
-		// (dial and handshake, holding the PubSub's lock, which Close
-		// waits for), and a Redis that accepts but never answers would
-		// otherwise hold it for the client's ReadTimeout, however long.
 		rctx, rcancel := context.WithTimeout(c.life, wait+min(c.timeout, math.MaxInt64-wait))
 		msg, err := ps.ReceiveTimeout(rctx, wait)
 		rcancel()
 		if err != nil {
 			var ne net.Error
-			if c.life.Err() != nil || !(errors.As(err, &ne) && ne.Timeout()) || pinged || !confirmed {
+			if c.life.Err() != nil || !(errors.As(err, &ne) && ne.Timeout()) || !confirmed {
 				return confirmed, err
 			}
-			// Silent for a while: ask, and give it as long again.
+			if silent += wait; silent < c.healthCheck {
+				continue
+			}
+			if pinged {
+				return confirmed, err // the ping went unanswered
+			}
+			// Silent for HealthCheck: ask, and give it as long again.
 			ctx, cancel := context.WithTimeout(c.life, c.timeout)
 			err = ps.Ping(ctx)
 			cancel()
 			if err != nil {
 				return confirmed, err
 			}
-			pinged = true
+			pinged, silent = true, 0
 			continue
 		}
-		pinged = false
+		pinged, silent = false, 0
 		switch m := msg.(type) {
 		case *goredis.Message:
 			c.onMessage(m.Payload)
