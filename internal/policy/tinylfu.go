@@ -825,6 +825,15 @@ func (p *TinyLFU) shrinkWindow(quota uint64) {
 	quota = min(quota, p.windowMax-1)
 	p.windowMax -= quota
 	p.protectedMax += quota
+	if p.weight > p.max {
+		// Over the maximum (climb runs from push, before Evict): the
+		// entries now over the window's target leave it through Evict,
+		// as candidates that must beat the main space's victims. Moved
+		// here they entered probation freely, and Evict then evicted
+		// victims for them with nothing to compare: one Set of a key
+		// never read pushed 20 frequent keys out.
+		return
+	}
 	for quota > 0 {
 		n := p.window.Front()
 		if n == nil || uint64(n.Weight) > quota {
