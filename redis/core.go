@@ -232,11 +232,11 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 	cctx, cancel := c.callContext(ctx, time.Now())
 	defer cancel()
 	msg := c.message(key)
-	publish := func(p goredis.Cmdable) *goredis.IntCmd {
+	publish := func(ctx context.Context, p goredis.Cmdable) *goredis.IntCmd {
 		if c.sharded {
-			return p.SPublish(cctx, c.channel, msg)
+			return p.SPublish(ctx, c.channel, msg)
 		}
-		return p.Publish(cctx, c.channel, msg)
+		return p.Publish(ctx, c.channel, msg)
 	}
 	var w goredis.Cmder
 	var pub *goredis.IntCmd
@@ -245,11 +245,21 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 		w = write(cctx, pipe)
 		_, oneConn := c.client.(*goredis.Client)
 		if oneConn {
-			pub = publish(pipe)
+			pub = publish(cctx, pipe)
 		}
 		_, _ = pipe.Exec(cctx)
 		if !oneConn && w.Err() == nil {
-			pub = publish(c.client)
+			// The write has landed: publish even if the caller has gone
+			// since (go-redis would not start the call, and the other
+			// instances' L1 would keep the old value, with nothing to
+			// flush it), within the call's deadline.
+			pctx := cctx
+			if d, ok := cctx.Deadline(); ok && ctx.Done() != nil {
+				var pcancel context.CancelFunc
+				pctx, pcancel = context.WithDeadline(context.WithoutCancel(ctx), d)
+				defer pcancel()
+			}
+			pub = publish(pctx, c.client)
 		}
 		if pub != nil {
 			return errors.Join(w.Err(), pub.Err())
