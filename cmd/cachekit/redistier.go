@@ -32,7 +32,7 @@ func registerRedisFlags(fs *flag.FlagSet) *redisFlags {
 	fs.StringVar(&rf.prefix, "redis-prefix", ckredis.DefaultBytePrefix, "prefix of the keys and the invalidation channel in Redis (the same in every instance)")
 	fs.DurationVar(&rf.timeout, "redis-timeout", 100*time.Millisecond, "deadline of every Redis call; --tier-timeout must be longer (by default 1.5 × this)")
 	fs.DurationVar(&rf.degradedTTL, "redis-degraded-ttl", ckredis.DefaultDegradedTTL,
-		"while Redis's invalidations cannot be received, the in-memory store is cleared this often (so no copy is staler than that; writes answered meanwhile may be lost from memory)")
+		"while Redis's invalidations cannot be received, the in-memory store is cleared this often (so no copy is staler than that plus the time to notice the loss: half of it, or twice --redis-timeout if more; writes answered meanwhile may be lost from memory)")
 	return rf
 }
 
@@ -157,6 +157,7 @@ func (rf *redisFlags) open(log *slog.Logger) (*redisTier, error) {
 		Prefix:      rf.prefix,
 		Timeout:     rf.timeout,
 		DegradedTTL: rf.degradedTTL,
+		HealthCheck: rf.healthCheck(),
 		Logger:      log,
 	})
 	if err != nil {
@@ -164,6 +165,18 @@ func (rf *redisFlags) open(log *slog.Logger) (*redisTier, error) {
 		return nil, fmt.Errorf("%s: %w", redactURL(rf.addrs), err)
 	}
 	return &redisTier{client: client, tier: tier}, nil
+}
+
+// healthCheck is the ByteTier's HealthCheck: a quarter of
+// --redis-degraded-ttl, so that the loss of a subscription whose connection
+// went silent (a partition, a NAT dropping the idle connection) is noticed
+// within half of it (silence, then an unanswered ping), and no copy is
+// staler than about 1.5 × --redis-degraded-ttl; but no less than
+// --redis-timeout, which a ping's answer may take. (The ByteTier's own 5s
+// default let a partitioned instance serve overwritten values for 15s with
+// the default 5s --redis-degraded-ttl.)
+func (rf *redisFlags) healthCheck() time.Duration {
+	return max(rf.degradedTTL/4, rf.timeout, ckredis.MinPeriod)
 }
 
 // attach routes other instances' invalidations to s, before s serves.

@@ -32,7 +32,10 @@ Runs the cache service: an HTTP API over an in-memory byte cache.
 With --redis, instances share a Redis second tier and drop the keys others
 change. While Redis's invalidations cannot be received, the in-memory store
 is cleared every --redis-degraded-ttl: writes answered meanwhile may be
-lost from memory (they are in Redis if its write succeeded).
+lost from memory (they are in Redis if its write succeeded). A connection
+that goes silent is found lost within half of --redis-degraded-ttl (or
+twice --redis-timeout if more), so no copy is staler than about 1.5 times
+--redis-degraded-ttl.
 
 Every flag can also be set by an environment variable: CACHEKIT_ and the
 flag's name in upper case with underscores (--max-bytes: CACHEKIT_MAX_BYTES).
