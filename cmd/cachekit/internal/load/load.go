@@ -660,7 +660,9 @@ func newRecorder() *recorder {
 	return &recorder{total: newHist(), interval: newHist(), lag: newHist(), response: newHist(), errors: map[string]*ErrorCount{}}
 }
 
-// maxErrorKinds bounds the error table; further kinds are counted as "other".
+// maxErrorKinds bounds the error table; further kinds are counted as
+// "other", but for kindNotSent, which says the generator fell behind and is
+// always counted under its own name.
 const maxErrorKinds = 32
 
 // record records request j, sent: its outcome, its latency (from when it
@@ -811,7 +813,7 @@ func (rec *recorder) countErrors(kind, text string, n int64) {
 	rec.counts.errors += n
 	e := rec.errors[kind]
 	if e == nil {
-		if len(rec.errors) >= maxErrorKinds {
+		if len(rec.errors) >= maxErrorKinds && kind != kindNotSent {
 			kind = "other"
 			e = rec.errors["other"]
 		}
