@@ -108,6 +108,17 @@ type Summary struct {
 // without counting as behind.
 const Tolerance = 0.1
 
+// behind reports whether a cache d points from another (d = its hit ratio
+// minus the other's) is more than Tolerance below it, and ahead more than
+// Tolerance above. Hit ratios are percentages of whole counts, so the
+// comparison allows for the float error of the subtraction: 50.0 - 50.1
+// is -0.10000000000000142, exactly Tolerance below, not more.
+func behind(d float64) bool { return d < -Tolerance-toleranceSlack }
+
+func ahead(d float64) bool { return d > Tolerance+toleranceSlack }
+
+const toleranceSlack = 1e-9
+
 // Summaries returns a Summary per cache, optima included, in report
 // order.
 func (rs *Results) Summaries() []Summary {
@@ -144,7 +155,7 @@ func (rs *Results) Summaries() []Summary {
 			}
 			if bp, _, ok := rs.Best(p, peers); ok {
 				d := h - bp
-				if d < -Tolerance {
+				if behind(d) {
 					s.BelowPeer++
 				}
 				if math.IsNaN(s.WorstGap) || d < s.WorstGap {

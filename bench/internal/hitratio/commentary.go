@@ -69,12 +69,12 @@ func (rs *Results) compare(points []Point, a, b []string) comparison {
 			continue
 		}
 		switch d := ha - hb; {
-		case d > Tolerance:
+		case ahead(d):
 			c.aWins++
 			if d > c.aMax {
 				c.aMax, c.aAt = d, p
 			}
-		case d < -Tolerance:
+		case behind(d):
 			c.bWins++
 			if -d > c.bMax {
 				c.bMax, c.bAt = -d, p
@@ -147,7 +147,7 @@ func (rs *Results) defaultLine(points []Point) string {
 				continue
 			}
 			d := h - bp
-			if d >= -Tolerance {
+			if !behind(d) {
 				within++
 			}
 			if d < worst {
@@ -155,7 +155,7 @@ func (rs *Results) defaultLine(points []Point) string {
 			}
 		}
 		s := fmt.Sprintf("%s is at least the best peer minus %.1f at %d of %d points", n, Tolerance, within, len(points))
-		if worst < -Tolerance {
+		if behind(worst) {
 			s += fmt.Sprintf(" (furthest behind at %s: %s against %s's %s)", at, pct(rs.mustRatio(at, n)), leader, pct(rs.mustRatio(at, leader)))
 		}
 		parts = append(parts, s)
@@ -217,12 +217,35 @@ func familyText(rs *Results, f Family, traces []TraceInfo) string {
 			add("W-TinyLFU and LRU", versus(rs.compare(points, tl, l), "the best of otter and theine", "golang-lru"))
 		}
 	}
+	if generated(traces) {
+		intro = syntheticIntro[f] // the intros above describe the real traces
+	}
 	add("Our default and cache", rs.defaultLine(points))
 	add("Means", rs.meansLine(points))
 	if len(bullets) == 0 {
 		return intro
 	}
 	return intro + "\n\n" + strings.Join(bullets, "\n")
+}
+
+// generated reports whether every trace of traces is one of the synthetic
+// suite's.
+func generated(traces []TraceInfo) bool {
+	syn := SyntheticSuite()
+	for _, t := range traces {
+		if !slices.ContainsFunc(syn, func(s TraceSpec) bool { return s.Name == t.Name }) {
+			return false
+		}
+	}
+	return len(traces) > 0
+}
+
+// syntheticIntro opens a family's section in the synthetic report.
+var syntheticIntro = map[Family]string{
+	FamilySkew:    "Generated Zipf popularity, milder and steeper than the real traces'.",
+	FamilyRecency: "Generated popularity that moves: the whole key set replaced every so often.",
+	FamilyLoop:    "Generated skewed popularity interrupted by scans of new keys, or interleaved with a loop over more keys than the smaller caches hold.",
+	FamilyBlock:   "Generated traces.",
 }
 
 // loopText describes how the recency caches fare on lirs-loop, the trace
@@ -327,7 +350,7 @@ func (rs *Results) recencyPoints(points []Point, rp, tl []string) string {
 	for _, p := range points {
 		hr, who, _ := rs.Best(p, rp)
 		ht, _, _ := rs.Best(p, tl)
-		if hr-ht <= Tolerance {
+		if !ahead(hr - ht) {
 			continue
 		}
 		s := fmt.Sprintf("%s (%s %s, otter/theine %s", p, who[0], pct(hr), pct(ht))
@@ -410,7 +433,7 @@ func writeBehind(p func(string, ...any), rs *Results) {
 			continue
 		}
 		for _, n := range ours {
-			if h, ok := rs.Ratio(pt.Trace, pt.Capacity, n); ok && h < bp-Tolerance {
+			if h, ok := rs.Ratio(pt.Trace, pt.Capacity, n); ok && behind(h-bp) {
 				rows = append(rows, row{pt, bp, who})
 				break
 			}
@@ -435,7 +458,7 @@ func writeBehind(p func(string, ...any), rs *Results) {
 		for _, n := range ours {
 			h := rs.mustRatio(r.p, n)
 			g := signed(h - r.best)
-			if h < r.best-Tolerance {
+			if behind(h - r.best) {
 				g = "**" + g + "**"
 			}
 			p(" %s | %s |", pct(h), g)

@@ -169,6 +169,9 @@ func ReadmeSuite(r io.Reader) (map[string][]int, error) {
 			}
 			caps = append(caps, n)
 		}
+		if _, dup := out[cells[nameCol]]; dup {
+			return nil, fmt.Errorf("trace %s is listed twice", cells[nameCol])
+		}
 		out[cells[nameCol]] = caps
 	}
 	if err := sc.Err(); err != nil {
