@@ -40,6 +40,22 @@ func LimitTTL(ctx context.Context, d time.Duration) {
 }
 
 // ttlLimit is the bound that LimitTTL sets for one loader call.
+// TTLLimit returns the bound that LimitTTL has set so far on ctx, a loader
+// call's context, and whether one is set (false for any other context).
+// It is for layers between the cache and a source that store the loaded
+// values elsewhere too (the redis package writes them to Redis) and must
+// keep the source's bound there.
+func TTLLimit(ctx context.Context) (d time.Duration, ok bool) {
+	if ctx == nil {
+		return 0, false
+	}
+	l, _ := ctx.Value(ttlLimitKey{}).(*ttlLimit)
+	if l == nil {
+		return 0, false
+	}
+	return l.get()
+}
+
 type ttlLimit struct {
 	enc atomic.Int64 // the bound in nanoseconds plus one; 0: no bound
 }

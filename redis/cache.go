@@ -245,7 +245,7 @@ func (c *Cache[V]) Set(ctx context.Context, key string, value V) error {
 	if c.life.Err() != nil {
 		return ErrClosed // before encoding: a value the codec refuses too
 	}
-	env, err := c.encode(value)
+	env, err := c.encode(value, c.ttl)
 	if err != nil {
 		return fmt.Errorf("redis: encoding the value of %q: %w", key, err)
 	}
@@ -547,10 +547,13 @@ func (c *Cache[V]) l2Value(e entry, found l2) (V, bool) {
 
 // load is L1's loader: Redis (unless the probe has just read it), then the
 // source.
-func (c *Cache[V]) load(ctx context.Context, key string) (V, error) {
+func (c *Cache[V]) load(ctx context.Context, key string) (v V, err error) {
 	if !c.subscribed.Load() {
 		// Invalidations may be missed: keep what we load only briefly.
-		loading.LimitTTL(ctx, c.degradedTTL)
+		// Bound L1's copy on return, not now: the Loader's own bound
+		// (LimitTTL) is read back for the Redis copy, which must not
+		// take this one.
+		defer loading.LimitTTL(ctx, c.degradedTTL)
 	}
 	rkey := c.prefix + key
 	p, _ := ctx.Value(probedKey{&c.core, key}).(*probed)
@@ -574,15 +577,28 @@ func (c *Cache[V]) load(ctx context.Context, key string) (V, error) {
 		}
 	}
 	c.st.loads.Add(1)
-	v, err := c.loader.Load(ctx, key)
+	returned := false
+	defer func() {
+		if !returned { // the Loader panicked, or called runtime.Goexit
+			c.st.loadErrors.Add(1)
+		}
+	}()
+	v, err = c.loader.Load(ctx, key)
+	returned = true
 	if err != nil {
 		if !errors.Is(err, loading.ErrNotFound) {
 			c.st.loadErrors.Add(1)
 		}
 		return v, err
 	}
-	if p.found != l2Unavailable {
-		c.enqueue(rkey, v, p.e.casToken(), p.born)
+	// The Loader's bound on its answer's lifetime (loading.LimitTTL)
+	// holds in Redis too: an answer it marks stale at once is not shared.
+	ttl := c.ttl
+	if d, ok := loading.TTLLimit(ctx); ok {
+		ttl = min(ttl, d)
+	}
+	if p.found != l2Unavailable && ttl > 0 {
+		c.enqueue(rkey, v, ttl, p.e.casToken(), p.born)
 	}
 	return v, nil
 }
@@ -614,14 +630,15 @@ func (c *Cache[V]) decode(e entry) (v V, err error) {
 // overwrites it).
 var errCodecDst = errors.New("the codec's Append did not append to dst")
 
-// encode returns value's envelope, never panicking.
-func (c *Cache[V]) encode(value V) (env []byte, err error) {
+// encode returns the envelope of value, to expire ttl from now, never
+// panicking.
+func (c *Cache[V]) encode(value V, ttl time.Duration) (env []byte, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("the codec panicked: %v", r)
 		}
 	}()
-	env = newEnvelope(kindValue, mrand.Uint64(), c.fp, expiresAt(c.ttl), 64)
+	env = newEnvelope(kindValue, mrand.Uint64(), c.fp, expiresAt(ttl), 64)
 	var header [headerSize]byte
 	copy(header[:], env)
 	env, err = c.codec.Append(env, value)
@@ -636,8 +653,8 @@ func (c *Cache[V]) encode(value V) (env []byte, err error) {
 
 // enqueue queues the write of a loaded value to Redis, or drops it if the
 // queue is full.
-func (c *Cache[V]) enqueue(rkey string, v V, token string, born time.Time) {
-	env, err := c.encode(v)
+func (c *Cache[V]) enqueue(rkey string, v V, ttl time.Duration, token string, born time.Time) {
+	env, err := c.encode(v, ttl)
 	if err != nil {
 		c.st.l2WriteErrors.Add(1)
 		c.logs.log(c.log, "write", "redis: encoding failed", "key", rkey, "err", err)

@@ -54,7 +54,9 @@ type Options[V any] struct {
 
 	// Loader loads a key from the source on a miss in both tiers. It may
 	// return loading.ErrNotFound (remembered in L1 for
-	// Local.NotFoundTTL, not written to Redis). Required.
+	// Local.NotFoundTTL, not written to Redis), and bound its answer's
+	// lifetime with loading.LimitTTL, in L1 and in Redis alike (an answer
+	// made stale at once is not written to Redis). Required.
 	Loader loading.Loader[string, V]
 
 	// Local configures L1, as loading.Options: its bound (MaxEntries or

@@ -284,7 +284,7 @@ func TestRefreshReadsRedis(t *testing.T) {
 		eventually(t, 10*time.Second, "v1 written to Redis", func() bool { return c.Stats().L2Writes == 1 })
 		// Another instance's value arrives in Redis without an
 		// invalidation reaching c (written behind its back).
-		env, err := c.encode("v2")
+		env, err := c.encode("v2", c.ttl)
 		if err != nil {
 			t.Fatal(err)
 		}
