@@ -14,8 +14,8 @@ import (
 //
 // # Ring
 //
-// A shard's ring is ringSize bytes, split into chunks of chunkSize bytes (a
-// power of two; the last chunk may be shorter), allocated when the write
+// A shard's ring is ringSize bytes, split into chunks of 1<<chunkShift
+// bytes (the last chunk may be shorter), allocated when the write
 // position first reaches them. Entries are written one after another at the
 // head; an entry may straddle chunks and the end of the ring. The bytes in
 // [tail, head) are a sequence of entries, live or dead (overwritten, deleted

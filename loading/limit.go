@@ -39,7 +39,6 @@ func LimitTTL(ctx context.Context, d time.Duration) {
 	}
 }
 
-// ttlLimit is the bound that LimitTTL sets for one loader call.
 // TTLLimit returns the bound that LimitTTL has set so far on ctx, a loader
 // call's context, and whether one is set (false for any other context).
 // It is for layers between the cache and a source that store the loaded
@@ -56,6 +55,7 @@ func TTLLimit(ctx context.Context) (d time.Duration, ok bool) {
 	return l.get()
 }
 
+// ttlLimit is the bound that LimitTTL sets for one loader call.
 type ttlLimit struct {
 	enc atomic.Int64 // the bound in nanoseconds plus one; 0: no bound
 }

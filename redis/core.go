@@ -77,7 +77,7 @@ type core struct {
 	calls   sync.WaitGroup
 }
 
-// coreSettings are the resolved options that newCore needs.
+// coreSettings are the resolved options that core.init needs.
 type coreSettings struct {
 	client                        goredis.UniversalClient
 	prefix                        string

@@ -267,7 +267,7 @@ func scaleDuration(d time.Duration, f float64) time.Duration {
 	return math.MaxInt64
 }
 
-// resolved is Options with defaults filled in.
+// resolve checks o and fills in the defaults.
 func (o *Options[V]) resolve() error {
 	bad := badOption
 	if o.Client == nil {

@@ -12,7 +12,7 @@ func init() {
 }
 
 // qHeap is the node.Queue value of the policies that keep their nodes in
-// a heapQueue (LFU, LRFU, DLFU) or a randomSet (Random).
+// a heapQueue (LFU, LRFU, DLFU), or in Random's slice of nodes.
 const qHeap = 1
 
 // LFU is least frequently used with dynamic aging (LFU-DA: Arlitt,

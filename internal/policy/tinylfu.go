@@ -520,8 +520,9 @@ func (p *TinyLFU) WarmVictims(k int) uint64 {
 	return sum
 }
 
-// warmMinWords is the smallest sketch (in words: 256 kB, for 32,768
-// entries or more) for which Warm reads ahead.
+// warmMinWords is the smallest sketch (in words: 256 kB; the sketch of a
+// cache bounded by count at 18,725 entries or more, 1.75 words per key, or
+// of a weighted cache past 16,384 entries) for which Warm reads ahead.
 const warmMinWords = 1 << 15
 
 // touch reorders n after a read or a write.
