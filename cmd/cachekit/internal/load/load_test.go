@@ -283,10 +283,12 @@ func TestErrorsByKind(t *testing.T) {
 	}
 }
 
-// fakeClock is a manual clock: SleepUntil jumps to the wake-up time.
+// fakeClock is a manual clock: SleepUntil jumps to the wake-up time, or
+// late after it, as a real timer wakes a little late.
 type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu   sync.Mutex
+	now  time.Time
+	late time.Duration
 }
 
 func (c *fakeClock) Now() time.Time {
@@ -298,7 +300,7 @@ func (c *fakeClock) Now() time.Time {
 func (c *fakeClock) SleepUntil(ctx context.Context, t time.Time) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if t.After(c.now) {
+	if t = t.Add(c.late); t.After(c.now) {
 		c.now = t
 	}
 	return ctx.Err() == nil

@@ -3,33 +3,9 @@ package load
 import (
 	"context"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 )
-
-// lateClock is a fake clock whose SleepUntil overshoots the wake-up time by
-// late, as every real timer does by a few microseconds.
-type lateClock struct {
-	mu   sync.Mutex
-	now  time.Time
-	late time.Duration
-}
-
-func (c *lateClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *lateClock) SleepUntil(ctx context.Context, t time.Time) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t = t.Add(c.late); t.After(c.now) {
-		c.now = t
-	}
-	return ctx.Err() == nil
-}
 
 // A paced run's due times used to be truncated to the nanosecond: seq
 // intervals of 1e9/29 ns came to 999.999999 ms, so --rate 29 --duration 1s
@@ -38,7 +14,7 @@ func (c *lateClock) SleepUntil(ctx context.Context, t time.Time) bool {
 // exact one sent: 30 requests for a rate of 29). Due times are now rounded.
 func TestDueTimesRoundedNotTruncated(t *testing.T) {
 	for _, rate := range []float64{29, 58, 77} {
-		clock := &lateClock{now: time.Unix(1000, 0), late: time.Microsecond}
+		clock := &fakeClock{now: time.Unix(1000, 0), late: time.Microsecond}
 		rep, err := Run(context.Background(), Options{
 			URL: "http://fake.invalid", Mode: ModeGet, Rate: rate, Duration: time.Second, Concurrency: 1,
 			Seed: 1, Clock: clock,
