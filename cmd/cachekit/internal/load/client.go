@@ -29,7 +29,8 @@ type request struct {
 // worker's read-your-writes check (its second sender) uses another
 // connection than its writes.
 type sender interface {
-	// send sends req and returns the response's status; with keep, the
+	// send sends req and returns the response's status; with keep, or for
+	// a 404 (whose body tells a missing route from a missing entry), the
 	// body is appended to dst and returned, else it is discarded. A kept
 	// body longer than the sender's limit (runner.keepLimit) is not read
 	// further: the request fails with errBodyTooLarge.
@@ -96,7 +97,7 @@ func (s *stdSender) send(req *request, keep bool, dst []byte) (int, []byte, erro
 		return 0, dst, err
 	}
 	defer resp.Body.Close()
-	if keep {
+	if keep || resp.StatusCode == http.StatusNotFound {
 		if resp.ContentLength > int64(s.maxKeep) {
 			return resp.StatusCode, dst, errBodyTooLarge
 		}
@@ -279,6 +280,7 @@ func (s *rawSender) roundTrip(deadline time.Time, keep bool, dst []byte) (status
 		if status >= 100 && status < 200 && status != 101 {
 			continue // an interim response: the real one follows
 		}
+		keep := keep || status == http.StatusNotFound
 		switch {
 		case status == 204 || status == 304:
 		case chunked:

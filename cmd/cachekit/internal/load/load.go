@@ -386,7 +386,8 @@ func (r *runner) send(snd sender, b *workerBuf, j job) outcome {
 	if j.write && r.writes != nil {
 		r.writes.begin(b.seqs, b.keys)
 	}
-	status, _, err := snd.send(&req, false, nil)
+	status, body, err := snd.send(&req, false, b.read[:0])
+	b.read = body
 	if err != nil {
 		return failure(err)
 	}
@@ -396,6 +397,13 @@ func (r *runner) send(snd sender, b *workerBuf, j job) outcome {
 	}
 	switch {
 	case r.o.Mode == ModeAPI && !j.write && status == http.StatusNotFound:
+		if bytes.Contains(body, noRoute) {
+			// The service's 404 for a route it does not have (a URL
+			// whose path is not the API's prefix) read no entry: counted
+			// as a miss, it made a run against the wrong URL look like a
+			// cold cache.
+			return outcome{errKind: "status 404 (no such route)", errText: string(body[:min(len(body), 200)])}
+		}
 		return outcome{ok: true}
 	case j.write && status >= 300:
 		// The service stores on 2xx only: a redirect (which the client
@@ -407,6 +415,10 @@ func (r *runner) send(snd sender, b *workerBuf, j job) outcome {
 		return outcome{errKind: "status " + strconv.Itoa(status)}
 	}
 }
+
+// noRoute is in the body of the service's 404 for an unknown route
+// (service's errNoRoute), and not in that of its 404 for a missing entry.
+var noRoute = []byte("no such route")
 
 // entryTarget appends the request target of key's entry.
 func (r *runner) entryTarget(dst, key []byte) []byte {

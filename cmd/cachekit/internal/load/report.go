@@ -50,7 +50,8 @@ type Report struct {
 	Reads    int64 `json:"reads"`
 	Writes   int64 `json:"writes"`
 	// Hits and Misses split the successful reads (a 404 from the service
-	// API is a miss, not an error).
+	// API is a miss, not an error, but for its "no such route" 404, which
+	// read no entry).
 	Hits   int64 `json:"hits"`
 	Misses int64 `json:"misses"`
 	// Throughput is the requests sent per second: (Requests - NotSent) /
