@@ -48,7 +48,7 @@ func (r *Report) Targets() []Target {
 	bc, ok1 := articles.Lookup(sums, "bytecache")
 	fc, ok2 := articles.Lookup(sums, "fastcache")
 	t := Target{What: fmt.Sprintf("memory for %s structs at most fastcache's (resident set)", report.Thousands(r.Articles.Entries))}
-	if ok1 && ok2 {
+	if ok1 && ok2 && bc.RSSMB > 0 && fc.RSSMB > 0 { // 0: not measured (no /proc)
 		t.Known = true
 		t.Met = bc.RSSMB <= fc.RSSMB
 		t.Measured = fmt.Sprintf("bytecache %.1f MB, fastcache %.1f MB (%.2f×)", bc.RSSMB, fc.RSSMB, bc.RSSMB/fc.RSSMB)
@@ -109,9 +109,10 @@ func (r *Report) Targets() []Target {
 func (r *Report) Markdown(charts []string) string {
 	var b strings.Builder
 	b.WriteString(r.Header.Markdown("bytecache against bigcache, freecache and fastcache", "bench/cmd/bytecache (make bench BENCH=bytecache)"))
-	b.WriteString("cachekit's GC-free byte cache and its three peers, side by side in one run: the articles' table " +
-		"(memory of 1M encoded structs and parallel ns/op), pure parallel Gets and Sets, and the GC experiment with " +
-		"10M entries. articles.md and gc.md have the same measurements for every cache; docs/benchmarks/README.md explains the method.\n\n")
+	fmt.Fprintf(&b, "cachekit's GC-free byte cache and its three peers, side by side in one run: the articles' table "+
+		"(memory of %s encoded structs and parallel ns/op), pure parallel Gets and Sets, and the GC experiment with "+
+		"%s entries. articles.md and gc.md have the same measurements for every cache; docs/benchmarks/README.md explains the method.\n\n",
+		report.Thousands(r.Articles.Entries), report.Thousands(slices.Max(append([]int{0}, r.GC.Sizes...))))
 	b.WriteString("## Targets\n\n")
 	t := report.NewTable("target (bytecache issue)", "measured", "met")
 	for _, x := range r.Targets() {
