@@ -143,7 +143,11 @@ func (r *Report) RSSTable() string {
 // dir/memory.png, for the caches of Go values (and the resident figure
 // for the byte caches), and returns the file's name.
 func (r *Report) Chart(dir string) (string, error) {
-	l := chart.Lines{Title: "Memory per entry beyond its 32 bytes of key and value, TTL set",
+	title := "Memory per entry beyond its 32 bytes of key and value, TTL set"
+	if !hasTTL(r.TTL) {
+		title = "Memory per entry beyond its 32 bytes of key and value, no TTL"
+	}
+	l := chart.Lines{Title: title,
 		XLabel: "entries (log scale)", YLabel: "bytes per entry (less is better; above 400: tables)", LogX: true, YMax: 400}
 	for _, s := range r.Sizes {
 		l.X = append(l.X, float64(s))
@@ -175,13 +179,13 @@ func (r *Report) Chart(dir string) (string, error) {
 func (r *Report) Markdown(chartFile string) string {
 	var b strings.Builder
 	b.WriteString(r.Header.Markdown("Memory per entry", "bench/cmd/memory (make bench BENCH=memory)"))
-	fmt.Fprintf(&b, "Each cache is built in a fresh process for N entries, with a TTL of %s on every entry (where the cache has TTLs), and filled with N entries "+
+	fmt.Fprintf(&b, "Each cache is built in a fresh process for N entries, %s, and filled with N entries "+
 		"whose keys and values are pre-generated 16-byte strings (`key-000000000042`, `val-000000000042`), as otter's memory benchmark does. "+
 		"The figures are the growth of memory from before the cache was built to after the fill, each after a forced GC, divided by N, "+
 		"**minus the %d bytes of the key and value themselves** (for a cache of Go values, the two string headers it stores; the strings' bytes are shared "+
 		"with the benchmark's arrays, which exist before and after; for a byte cache, the 32 bytes it copies). Medians of %d rounds. "+
 		"A figure in brackets is the number of entries the cache actually held, when it held fewer than N.\n\n",
-		ttlText(r.TTL), PairBytes, r.Rounds)
+		ttlPhrase(r.TTL), PairBytes, r.Rounds)
 	if r.MinTotal > 0 && slices.ContainsFunc(r.Sizes, func(s int) bool { return s < r.MinTotal }) {
 		fmt.Fprintf(&b, "At sizes below %d entries, each process builds and fills ⌈%d / N⌉ caches of N entries, one after the other, and the growth is divided "+
 			"by all their entries: the heap grows by whole 8 kB pages and the allocator's spans fill unevenly, so a single cache of 1,000 entries is "+
@@ -190,7 +194,7 @@ func (r *Report) Markdown(chartFile string) string {
 	}
 	b.WriteString("## Go heap in use (`runtime.MemStats.HeapInuse`), bytes per entry\n\n")
 	b.WriteString("The measure otter publishes, for the caches of Go values. It does not see memory mapped outside the Go heap (fastcache's and bytecache's chunks), " +
-		"so the byte caches are only in the next table. In parentheses: as a multiple of cachekit's.\n\n")
+		"so the byte caches are only in the resident-set table below. In parentheses: as a multiple of cachekit's.\n\n")
 	b.WriteString(r.HeapTable())
 	if r.Churn > 0 {
 		b.WriteString("## Go heap in use after churn, bytes per entry\n\n")
@@ -226,6 +230,21 @@ func (r *Report) Markdown(chartFile string) string {
 }
 
 // ttlText shortens a stored duration ("1h0m0s" → "1h").
+// ttlPhrase says what TTL the entries were given: -ttl 0 sets none (the
+// adapters set a TTL only when it is positive).
+func ttlPhrase(s string) string {
+	if !hasTTL(s) {
+		return "without a TTL"
+	}
+	return "with a TTL of " + ttlText(s) + " on every entry (where the cache has TTLs)"
+}
+
+// hasTTL reports whether s, a report's TTL, is a positive duration.
+func hasTTL(s string) bool {
+	d, err := time.ParseDuration(s)
+	return err != nil || d > 0 // unparsable: shown as it is
+}
+
 func ttlText(s string) string {
 	if d, err := time.ParseDuration(s); err == nil {
 		return report.ShortDuration(d)
