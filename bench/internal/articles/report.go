@@ -196,23 +196,27 @@ func (r *Report) Charts(dir, prefix string, names []string) ([]string, error) {
 // relative to the document.
 func (r *Report) Markdown(charts []string) string {
 	var b strings.Builder
-	b.WriteString(r.Header.Markdown("The articles' table: 1M structs, memory and parallel time per operation",
+	b.WriteString(r.Header.Markdown(fmt.Sprintf("The articles' table: %s structs, memory and parallel time per operation", report.Thousands(r.Entries)),
 		"bench/cmd/articles (make bench BENCH=articles)"))
 	fmt.Fprintf(&b, "Every cache stores the same %s entries: keys `user:0` … `user:%d`, values `struct{N int; B bool; S string}` "+
-		"with a string of 9 to 18 bytes (`profile-` and a number). The byte caches (bigcache, freecache, fastcache%s) store the struct binary-encoded "+
+		"with a string of %d to %d bytes (`profile-` and a number). The byte caches (bigcache, freecache, fastcache%s) store the struct binary-encoded "+
 		"(a varint, a byte, a length-prefixed string) and decode it on every Get, as their users must. "+
 		"Each cache is measured in a fresh process (%d rounds, caches interleaved, medians shown); "+
 		"docs/benchmarks/README.md explains the method.\n\n",
-		report.Thousands(r.Entries), r.Entries-1, byteExtra(r), r.Rounds)
+		report.Thousands(r.Entries), r.Entries-1, len(NewValue(0).S), len(NewValue(max(r.Entries-1, 0)).S), byteExtra(r), r.Rounds)
 	b.WriteString("- **entries held**: keys a Get found after the fill (a cache that drops or refuses writes holds fewer).\n")
 	b.WriteString("- **heap MB**: growth of the Go heap in use (`runtime.MemStats.HeapInuse`) from before the cache was built to after the fill, each after a forced GC. " +
 		"It misses memory mapped outside the Go heap: fastcache's chunks are allocated with mmap.\n")
 	b.WriteString("- **resident MB**: growth of the process's resident set over the same span (after the GC, free pages returned to the OS): " +
 		"what the machine really gave the cache, off-heap chunks included. The fair figure for comparing byte caches with the others.\n")
 	b.WriteString("- **heap objects**: growth of the number of live heap objects: what every GC cycle has to mark.\n")
-	fmt.Fprintf(&b, "- **ns/op**: wall-clock time per operation with %d goroutines (GOMAXPROCS) reading and writing uniformly random keys of the %s "+
+	procs := ""
+	if r.Goroutines == r.GOMAXPROCS {
+		procs = " (GOMAXPROCS)"
+	}
+	fmt.Fprintf(&b, "- **ns/op**: wall-clock time per operation with %d goroutines%s reading and writing uniformly random keys of the %s "+
 		"for %s per round, as `go test` reports for `b.RunParallel`: elapsed time / operations. A read is a Get, a write a Set of an existing key with a new value.\n\n",
-		r.Goroutines, report.Thousands(r.Entries), r.Duration)
+		r.Goroutines, procs, report.Thousands(r.Entries), r.Duration)
 	b.WriteString("In parentheses: the figure as a multiple of cachekit's.\n\n")
 	b.WriteString(r.Table(nil, "cachekit"))
 	for _, c := range charts {
