@@ -7,9 +7,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/cachekit/cachekit/redis/internal/redistest"
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // redirectDialer is a go-redis Dialer that dials the address it is asked
@@ -61,19 +58,7 @@ func (d *redirectDialer) dial(ctx context.Context, network, addr string) (net.Co
 // receive now has a deadline (its wait plus Timeout).
 func TestSubscriptionLossDetectedWhenReconnectHangs(t *testing.T) {
 	checkLeaks(t)
-	srv := private(t)
-	bh, err := redistest.NewBlackHole()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(bh.Close)
-	d := &redirectDialer{}
-	clB := goredis.NewClient(&goredis.Options{
-		Addr: srv.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1,
-		ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour, DialTimeout: time.Hour,
-		Dialer: d.dial,
-	})
-	t.Cleanup(func() { _ = clB.Close() })
+	srv, bh, clB, breakSub := brokenSubscriptionToHangingRedis(t)
 	clA := srv.Client()
 	t.Cleanup(func() { _ = clA.Close() })
 
@@ -93,13 +78,7 @@ func TestSubscriptionLossDetectedWhenReconnectHangs(t *testing.T) {
 	mustGet(t, b, "k", "v1") // in b's L1 (and a pooled connection of clB to srv)
 
 	// b's subscription breaks; its next connection goes to a Redis that hangs.
-	d.redirectNext(bh.Addr())
-	admin := srv.Client()
-	defer admin.Close()
-	if err := admin.ClientKillByFilter(context.Background(), "TYPE", "pubsub").Err(); err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, 10*time.Second, "b's subscriber reconnecting to the hanging Redis", func() bool { return bh.Accepted() > 0 })
+	breakSub()
 
 	if err := a.Set(context.Background(), "k", "v2"); err != nil {
 		t.Fatal(err)
