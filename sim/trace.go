@@ -123,16 +123,16 @@ func (r *Reader) start(src source) {
 		r.fail(err)
 		return
 	}
-	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+	if isGzip(magic) {
 		if r.gz == nil {
 			r.gz = new(gzip.Reader)
 		}
-		if err := r.gz.Reset(br); err != nil {
+		m := &members{gz: r.gz, br: br}
+		if err := m.member(); err != nil {
 			r.fail(err)
 			return
 		}
-		r.gz.Multistream(false)
-		in = &members{gz: r.gz, br: br}
+		in = m
 	}
 	trap := &readErr{r: in}
 	r.cur = bufio.NewScanner(trap)
@@ -181,17 +181,25 @@ func (m *members) Read(p []byte) (int, error) {
 	return 0, io.EOF
 }
 
+// isGzip reports whether b starts with the gzip magic bytes.
+func isGzip(b []byte) bool { return len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b }
+
+// member starts reading the gzip member at m.br's position.
+func (m *members) member() error {
+	if err := m.gz.Reset(m.br); err != nil {
+		return err
+	}
+	m.gz.Multistream(false)
+	return nil
+}
+
 // next starts the member after the one that ended, or returns io.EOF if
 // only zero bytes (or none) follow it.
 func (m *members) next() error {
 	magic, err := m.br.Peek(2)
 	switch {
-	case len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b:
-		if err := m.gz.Reset(m.br); err != nil {
-			return err
-		}
-		m.gz.Multistream(false)
-		return nil
+	case isGzip(magic):
+		return m.member()
 	case err != nil && err != io.EOF:
 		return err
 	}
