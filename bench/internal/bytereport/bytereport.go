@@ -69,9 +69,8 @@ func (r *Report) Targets() []Target {
 	}
 	// The largest size's figures against the empty cache's; none without
 	// sizes (a JSON file without the GC experiment).
-	big, label := 0, "the most"
-	if len(r.GC.Sizes) > 0 {
-		big = slices.Max(r.GC.Sizes)
+	big, label := r.largestGC(), "the most"
+	if big > 0 {
 		label = gcimpact.SizeLabel(big)
 	}
 	full, ok1 := r.GC.Row("bytecache", big)
@@ -105,6 +104,15 @@ func (r *Report) Targets() []Target {
 	return out
 }
 
+// largestGC returns the GC experiment's largest size, 0 without sizes (a
+// JSON file without the experiment).
+func (r *Report) largestGC() int {
+	if len(r.GC.Sizes) == 0 {
+		return 0
+	}
+	return slices.Max(r.GC.Sizes)
+}
+
 // Markdown renders bytecache.md; charts are the charts' file names.
 func (r *Report) Markdown(charts []string) string {
 	var b strings.Builder
@@ -112,7 +120,7 @@ func (r *Report) Markdown(charts []string) string {
 	fmt.Fprintf(&b, "cachekit's GC-free byte cache and its three peers, side by side in one run: the articles' table "+
 		"(memory of %s encoded structs and parallel ns/op), pure parallel Gets and Sets, and the GC experiment with "+
 		"%s entries. articles.md and gc.md have the same measurements for every cache; docs/benchmarks/README.md explains the method.\n\n",
-		report.Thousands(r.Articles.Entries), report.Thousands(slices.Max(append([]int{0}, r.GC.Sizes...))))
+		report.Thousands(r.Articles.Entries), report.Thousands(r.largestGC()))
 	b.WriteString("## Targets\n\n")
 	t := report.NewTable("target (bytecache issue)", "measured", "met")
 	for _, x := range r.Targets() {
@@ -142,10 +150,7 @@ func (r *Report) Markdown(charts []string) string {
 	}
 
 	g := &r.GC
-	big := 0
-	if len(g.Sizes) > 0 {
-		big = slices.Max(g.Sizes)
-	}
+	big := r.largestGC()
 	fmt.Fprintf(&b, "## The GC experiment: %s entries\n\n", report.Thousands(big))
 	b.WriteString(g.MethodText())
 	b.WriteString(" **none** is the same process without any cache; **map** a plain `map[string][]byte` holding the same entries.\n\n")
