@@ -99,7 +99,13 @@ func New(spec string, max uint64, weighted bool, seed uint64, hash node.Hasher) 
 	if hash == nil {
 		panic("policy: New with a nil Hasher")
 	}
-	return r.build(Config{Max: max, Weighted: weighted, Seed: seed, Param: param, Hash: hash})
+	pol, err := r.build(Config{Max: max, Weighted: weighted, Seed: seed, Param: param, Hash: hash})
+	if given, _, _ := strings.Cut(strings.TrimSpace(strings.ToLower(spec)), ":"); err != nil && given != name {
+		// The spec said "default": name the policy it stands for, or the
+		// error would speak of a policy the caller never wrote.
+		err = fmt.Errorf("policy %q is %s: %w", strings.TrimSpace(spec), name, err)
+	}
+	return pol, err
 }
 
 // ParseSpec splits a policy spec into its name (with "default" and "" mapped
