@@ -14,8 +14,10 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// DefaultBytePrefix is the default ByteTierOptions.Prefix.
-const DefaultBytePrefix = "cachekit:bytes:"
+// DefaultBytePrefix is the default ByteTierOptions.Prefix. Neither it nor
+// DefaultPrefix starts with the other, so a Cache and a ByteTier left at
+// their defaults on one Redis use keys apart.
+const DefaultBytePrefix = "cachekit-bytes:"
 
 // ErrClosed is returned by the methods of a ByteTier, and by Set and
 // Delete of a Cache, after Close.
@@ -33,9 +35,11 @@ type ByteTierOptions struct {
 
 	// Prefix is prepended to every key in Redis and names the
 	// invalidation channel (Prefix + "invalidate"). The instances that
-	// share entries use the same prefix; it must differ from the prefixes
-	// of Caches (whose entries a ByteTier would count as incompatible, and
-	// the other way round). Default DefaultBytePrefix.
+	// share entries use the same prefix. Neither it nor the prefix of a
+	// Cache or of another tier on the same Redis may start with the other:
+	// a Cache's key would be a ByteTier's (whose entries each would count
+	// as incompatible, or overwrite unheard, as each publishes on its own
+	// channel). Default DefaultBytePrefix.
 	Prefix string
 
 	// Timeout bounds every Redis call (each Get, Set, Delete), whatever

@@ -79,7 +79,10 @@ type Options[V any] struct {
 
 	// Prefix is prepended to every key in Redis, and names the
 	// invalidation channel (Prefix + "invalidate"). Caches of different
-	// value types must use different prefixes. Default DefaultPrefix.
+	// value types must use different prefixes, none of which starts with
+	// another (nor with a ByteTier's, nor a ByteTier's with one of them):
+	// "app:" and "app:users:" share the Redis key "app:users:1". Default
+	// DefaultPrefix.
 	Prefix string
 
 	// TTL is the time to live of values in Redis (under a millisecond,

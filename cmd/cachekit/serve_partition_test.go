@@ -98,8 +98,8 @@ func partWaitSubscribers(t *testing.T, redisAddr string, n int64) {
 	defer c.Close()
 	var got int64
 	ok := partPoll(15*time.Second, func() bool {
-		m, err := c.PubSubNumSub(context.Background(), "cachekit:bytes:invalidate").Result()
-		got = m["cachekit:bytes:invalidate"]
+		m, err := c.PubSubNumSub(context.Background(), "cachekit-bytes:invalidate").Result()
+		got = m["cachekit-bytes:invalidate"]
 		return err == nil && got == n
 	})
 	if !ok {

@@ -7,7 +7,7 @@ import (
 
 // An explicit zero (or empty prefix) given to a --redis-* flag selects the
 // ByteTier's default (redis.ByteTierOptions: Timeout 100ms, DegradedTTL 5s,
-// Prefix "cachekit:bytes:"): the configuration printed at start must show
+// Prefix "cachekit-bytes:"): the configuration printed at start must show
 // the value in effect, as it does for the server's own flags given as 0
 // (TestServeZeroFlagsLoggedAsInEffect), not "0s" (no deadline? never
 // cleared?) or an empty prefix (the keys are not where the log says).
@@ -23,7 +23,7 @@ func TestServeZeroRedisFlagsLoggedAsInEffect(t *testing.T) {
 	if addr == "" {
 		t.Fatalf("exit %d:\n%s", code, logs.String())
 	}
-	for _, want := range []string{`"redis-timeout":"100ms"`, `"redis-degraded-ttl":"5s"`, `"redis-prefix":"cachekit:bytes:"`} {
+	for _, want := range []string{`"redis-timeout":"100ms"`, `"redis-degraded-ttl":"5s"`, `"redis-prefix":"cachekit-bytes:"`} {
 		if !strings.Contains(logs.String(), want) {
 			t.Errorf("the configuration log lacks %s (the value in effect):\n%s", want, logs.String())
 		}
