@@ -43,6 +43,7 @@ type Cache[K comparable, V any] struct {
 	manyLoads                   int           // Options.MaxManyLoads
 	epochMu                     sync.Mutex    // serialises ExpireAll
 	epoch                       atomic.Pointer[epoch]
+	clears                      atomic.Uint64 // InvalidateAll calls that reached the core's Clear
 	seed                        maphash.Seed
 	shards                      []shard[K, V]
 	shardMask                   uint64
@@ -550,6 +551,10 @@ func (c *Cache[K, V]) InvalidateAll() {
 		clear(sh.flights)
 		sh.mu.Unlock()
 	}
+	// Counted before the clear, which holds no shard lock: a failed
+	// reload that kept its previous value finds the count changed if the
+	// clear may have run between its check and its store (see store).
+	c.clears.Add(1)
 	c.core.Clear()
 }
 

@@ -452,6 +452,7 @@ func (c *Cache[K, V]) store(f *flight[K, V], o outcome[V], now int64) *record[V]
 			end = lifetime(now, c.errorTTL, c.factor())
 		}
 		r := &record[V]{err: o.err, loadGen: f.gen, retryAt: end, nextLoad: end}
+		clears := c.clears.Load()
 		if p := f.prev; p != nil && p.hasValue && now < p.staleUntil && c.current(f.key, p) {
 			// Keep the previous value for stale-if-error (and, if it is
 			// still fresh, for plain reads until its TTL).
@@ -461,7 +462,17 @@ func (c *Cache[K, V]) store(f *flight[K, V], o outcome[V], now int64) *record[V]
 		} else if c.errorTTL < 0 {
 			return nil
 		}
-		return c.put(f.key, r, now)
+		stored := c.put(f.key, r, now)
+		if r.hasValue && c.clears.Load() != clears {
+			// An InvalidateAll's clear, which takes no shard lock, may
+			// have removed the previous value after the check above: the
+			// copy must not bring it back once InvalidateAll returns.
+			if stored != nil && c.current(f.key, stored) {
+				c.core.Delete(f.key)
+			}
+			return nil
+		}
+		return stored
 	}
 	return nil
 }
