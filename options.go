@@ -53,7 +53,7 @@ type Options[K comparable, V any] struct {
 	// for the default (W-TinyLFU with an adaptive window), or one of
 	// PolicyNames(), optionally with a parameter after a colon
 	// ("lrfu:0.001"); names are matched without regard to case, and
-	// surrounding spaces are ignored. An unknown name, or a policy for an
+	// spaces around the name and the parameter are ignored. An unknown name, or a policy for an
 	// unbounded cache, is an error. Default "".
 	Policy string
 

@@ -100,7 +100,7 @@ func New(spec string, max uint64, weighted bool, seed uint64, hash node.Hasher) 
 		panic("policy: New with a nil Hasher")
 	}
 	pol, err := r.build(Config{Max: max, Weighted: weighted, Seed: seed, Param: param, Hash: hash})
-	if given, _, _ := strings.Cut(strings.TrimSpace(strings.ToLower(spec)), ":"); err != nil && given != name {
+	if given, _, _ := strings.Cut(strings.ToLower(spec), ":"); err != nil && strings.TrimSpace(given) != name {
 		// The spec said "default": name the policy it stands for, or the
 		// error would speak of a policy the caller never wrote.
 		err = fmt.Errorf("policy %q is %s: %w", strings.TrimSpace(spec), name, err)
@@ -111,7 +111,10 @@ func New(spec string, max uint64, weighted bool, seed uint64, hash node.Hasher) 
 // ParseSpec splits a policy spec into its name (with "default" and "" mapped
 // to DefaultName) and its parameter (NaN if absent).
 func ParseSpec(spec string) (name string, param float64, err error) {
-	name, arg, hasArg := strings.Cut(strings.TrimSpace(strings.ToLower(spec)), ":")
+	name, arg, hasArg := strings.Cut(strings.ToLower(spec), ":")
+	// Spaces around the name and around the parameter are ignored ("lrfu :
+	// 0.5" too, not just around the whole spec).
+	name, arg = strings.TrimSpace(name), strings.TrimSpace(arg)
 	if name == "" || name == "default" {
 		name = DefaultName
 	}
