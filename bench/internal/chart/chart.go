@@ -45,15 +45,16 @@ type Bars struct {
 	// Log draws the value axis on a logarithmic scale, for values that
 	// span orders of magnitude (a forced GC of a map of 10M entries and
 	// of an empty heap); values must then be positive, others are left
-	// out.
+	// out (as missing values are: no bar, not a bar of length 0).
 	Log bool
 }
 
 // Series is one bar per category, or one line.
 type Series struct {
 	Name string
-	// Values has one value per category of a bar chart (NaN: missing);
-	// for a line chart, one per X.
+	// Values has one value per category of a bar chart (NaN: missing,
+	// drawn as no bar at all); for a line chart, one per X (NaN: missing,
+	// no point).
 	Values []float64
 }
 
@@ -99,31 +100,44 @@ func (b Bars) WriteFile(path string) error {
 		if len(s.Values) != n {
 			return fmt.Errorf("chart %q: series %q has %d values for %d categories", b.Title, s.Name, len(s.Values), n)
 		}
-		vals := make(plotter.Values, n)
+		vals := make([]float64, n) // bottom to top; NaN: missing
 		for i, v := range s.Values {
 			switch {
 			case math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || (b.Log && v == 0):
-				v = 0 // missing
+				v = math.NaN() // missing
 			case b.Log:
 				v = math.Log10(v) - floor
 			}
 			vals[n-1-i] = v
-			top = max(top, v)
+			if !math.IsNaN(v) {
+				top = max(top, v)
+			}
 		}
-		bc, err := plotter.NewBarChart(vals, barW)
-		if err != nil {
-			return fmt.Errorf("chart %q: %w", b.Title, err)
-		}
-		bc.Horizontal = true
-		bc.Color = Palette[si%len(Palette)]
-		bc.LineStyle.Width = 0
-		// Series top to bottom within a row, centred on the row.
-		bc.Offset = vg.Length(float64(groups-1)/2-float64(si)) * barW
-		p.Add(bc)
-		if groups > 1 {
-			p.Legend.Add(s.Name, bc)
+		// One bar chart per run of present values, so that a missing
+		// value leaves a gap; the legend names the series once.
+		inLegend := false
+		for _, run := range presentRuns(vals) {
+			bc, err := plotter.NewBarChart(plotter.Values(vals[run[0]:run[1]]), barW)
+			if err != nil {
+				return fmt.Errorf("chart %q: %w", b.Title, err)
+			}
+			bc.XMin = float64(run[0])
+			bc.Horizontal = true
+			bc.Color = Palette[si%len(Palette)]
+			bc.LineStyle.Width = 0
+			// Series top to bottom within a row, centred on the row.
+			bc.Offset = vg.Length(float64(groups-1)/2-float64(si)) * barW
+			p.Add(bc)
+			if groups > 1 && !inLegend {
+				p.Legend.Add(s.Name, bc)
+				inLegend = true
+			}
 		}
 	}
+	// Every category keeps its row, even one without a bar at the top or
+	// the bottom.
+	p.Y.Min = min(p.Y.Min, 0)
+	p.Y.Max = max(p.Y.Max, float64(n-1))
 	p.X.Min = 0
 	// Room on the right for the legend, so that it covers no bar.
 	p.X.Max = top * 1.3
@@ -146,6 +160,25 @@ func (b Bars) WriteFile(path string) error {
 	p.Add(grid)
 	height := vg.Inch + vg.Length(n*max(groups, 1))*rowSpace + vg.Length(n)*rowSpace/2
 	return save(p, width, height, path)
+}
+
+// presentRuns returns the runs of values that are not NaN, as [start,
+// end) index pairs in order.
+func presentRuns(vals []float64) [][2]int {
+	var runs [][2]int
+	for i := 0; i < len(vals); {
+		if math.IsNaN(vals[i]) {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(vals) && !math.IsNaN(vals[j]) {
+			j++
+		}
+		runs = append(runs, [2]int{i, j})
+		i = j
+	}
+	return runs
 }
 
 // linearTicks returns labelled ticks from 0 to at most top, three to eight

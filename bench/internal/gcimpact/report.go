@@ -2,6 +2,7 @@ package gcimpact
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -108,14 +109,22 @@ func (r *Report) Row(cache string, entries int) (Row, bool) {
 	}, true
 }
 
-// names returns the baseline and the caches, in report order.
+// names returns the baseline (measured only when Sizes holds 0) and the
+// caches, in report order.
 func (r *Report) names() []string {
-	out := []string{None}
+	var out []string
+	if r.hasEmpty() {
+		out = append(out, None)
+	}
 	for _, c := range r.Caches {
 		out = append(out, c.Name)
 	}
 	return out
 }
+
+// hasEmpty reports whether Sizes holds 0: whether empty caches and the
+// baseline None were measured.
+func (r *Report) hasEmpty() bool { return slices.Contains(r.Sizes, 0) }
 
 // SizeLabel names a size in the tables: "empty", "2M", "10M", "500k".
 func SizeLabel(n int) string {
@@ -206,7 +215,8 @@ func f1(x float64) string { return fmt.Sprintf("%.1f", x) }
 // Charts draws the forced-GC and p99.9 charts of every size (0 as
 // "empty"; the baseline, measured at 0 only, has its one figure at every
 // size) into dir, named prefix-forced.png and prefix-p999.png, for the
-// named caches (all and the baseline if nil), and returns their names.
+// named caches (all, and the baseline if Sizes holds 0, if nil), and
+// returns their names. A figure not measured has no bar.
 func (r *Report) Charts(dir, prefix string, names []string) ([]string, error) {
 	if names == nil {
 		names = r.names()
@@ -225,8 +235,8 @@ func (r *Report) Charts(dir, prefix string, names []string) ([]string, error) {
 				x, ok = r.Row(n, 0) // the baseline has no size
 			}
 			if !ok {
-				fs.Values = append(fs.Values, 0)
-				ps.Values = append(ps.Values, 0)
+				fs.Values = append(fs.Values, math.NaN())
+				ps.Values = append(ps.Values, math.NaN())
 				continue
 			}
 			fs.Values = append(fs.Values, x.ForcedMs)
@@ -245,29 +255,55 @@ func (r *Report) Charts(dir, prefix string, names []string) ([]string, error) {
 	return files, nil
 }
 
-// Method describes the experiment, for the documents.
+// MethodText describes the experiment, for the documents: the empty
+// caches' capacity as Config.Jobs sets it, the keys and the baseline only
+// for the sizes measured, and the forced collections as RunJob runs them.
 func (r *Report) MethodText() string {
 	j := r.Template
 	largest := 0 // none in a JSON file without sizes
 	if len(r.Sizes) > 0 {
 		largest = slices.Max(r.Sizes)
 	}
-	return fmt.Sprintf("Each cache is built in a fresh process and filled with N entries: keys `key:0` … `key:N−1`, values of %d fresh bytes each "+
-		"(\"empty\": built for %s entries and left empty). Then, with nothing else running:\n\n"+
-		"1. **forced GC**: `runtime.GC()` %d times, or more (up to %d) until they have taken a second; the fastest one's wall-clock duration "+
+	emptyCap := max(largest, 1) // Config.Jobs
+	var fill, forced, churn string
+	switch {
+	case largest == 0:
+		fill = fmt.Sprintf("Each cache is built in a fresh process for %s and left empty.", entriesText(emptyCap))
+	case r.hasEmpty():
+		fill = fmt.Sprintf("Each cache is built in a fresh process and filled with N entries: keys `key:0` … `key:N−1`, values of %d fresh bytes each "+
+			"(\"empty\": built for %s and left empty).", j.ValueBytes, entriesText(emptyCap))
+	default:
+		fill = fmt.Sprintf("Each cache is built in a fresh process and filled with N entries: keys `key:0` … `key:N−1`, values of %d fresh bytes each.", j.ValueBytes)
+	}
+	if j.ForcedGCs >= maxForced {
+		forced = fmt.Sprintf("%d times", j.ForcedGCs)
+	} else {
+		forced = fmt.Sprintf("%d times, or more (up to %d) until they have taken a second", j.ForcedGCs, maxForced)
+	}
+	switch {
+	case largest == 0:
+		churn = fmt.Sprintf("allocates fresh %d-byte values at %s per second and drops them (there are no entries to replace)", j.ValueBytes, report.Thousands(j.ChurnRate))
+	case r.hasEmpty():
+		churn = fmt.Sprintf("replaces the values of random existing keys (%s of them, drawn from the whole key space) at %s Sets/s, "+
+			"with fresh %d-byte values (without entries it allocates the values and drops them, so the allocation rate is the same)",
+			report.Thousands(min(1<<16, largest)), report.Thousands(j.ChurnRate), j.ValueBytes)
+	default:
+		churn = fmt.Sprintf("replaces the values of random existing keys (%s of them, drawn from the whole key space) at %s Sets/s, "+
+			"with fresh %d-byte values", report.Thousands(min(1<<16, largest)), report.Thousands(j.ChurnRate), j.ValueBytes)
+	}
+	return fmt.Sprintf("%s Then, with nothing else running:\n\n"+
+		"1. **forced GC**: `runtime.GC()` %s; the fastest one's wall-clock duration "+
 		"(the one least disturbed by other work: on a busy machine a collection's workers wait for a CPU; the details give the median too), the GC CPU time per collection from `runtime/metrics` "+
 		"(`/cpu/classes/gc/total:cpu-seconds`, which counts every P's mark work), and the CPU time the process used per collection (`getrusage`; "+
 		"nothing else runs then, and unlike the other two it does not grow when other processes hold the CPUs).\n"+
-		"2. **churn**: one goroutine replaces the values of random existing keys (%s of them, drawn from the whole key space) at %s Sets/s, "+
-		"with fresh %d-byte values (without entries it allocates the values and drops them, so the allocation rate is the same), while a second "+
+		"2. **churn**: one goroutine %s, while a second "+
 		"goroutine runs an unrelated request loop: %s requests/s, each allocating about 16 KiB in 18 objects (a map of 16 buffers and a response), "+
 		"in bursts of a millisecond's worth; each request's latency goes into a histogram (1.6%% resolution). The window lasts at least %s and until "+
 		"%d collections have finished (at most %s): a heap of millions of objects is collected rarely, and each collection is long. "+
 		"**GC CPU s per s** is the GC's CPU time over the window divided by its length (on %d Ps, 1.0 would be a whole core); the longest "+
 		"stop-the-world pause comes from `/sched/pauses/total/gc:seconds` (to its histogram's bucket).\n\n"+
 		"GOGC is left at its default (100), as most programs run.",
-		j.ValueBytes, SizeLabel(largest), j.ForcedGCs, maxForced, report.Thousands(min(1<<16, largest)), report.Thousands(j.ChurnRate), j.ValueBytes,
-		report.Thousands(j.RequestRate), j.MinWindow, j.MinCycles, j.MaxWindow, r.GOMAXPROCS)
+		fill, forced, churn, report.Thousands(j.RequestRate), j.MinWindow, j.MinCycles, j.MaxWindow, r.GOMAXPROCS)
 }
 
 // Markdown renders gc.md.
@@ -275,7 +311,10 @@ func (r *Report) Markdown(charts []string) string {
 	var b strings.Builder
 	b.WriteString(r.Header.Markdown("GC impact: what a full cache costs the collector", "bench/cmd/gc (make bench BENCH=gc)"))
 	b.WriteString(r.MethodText())
-	b.WriteString(" The baseline **none** is the same process without any cache. docs/benchmarks/README.md discusses the method.\n\n")
+	if r.hasEmpty() {
+		b.WriteString(" The baseline **none** is the same process without any cache.")
+	}
+	b.WriteString(" docs/benchmarks/README.md discusses the method.\n\n")
 	b.WriteString("## Forced GC (ms, the fastest of the runs)\n\n")
 	b.WriteString(r.SummaryTable("ms", func(x Row) string { return fmt.Sprintf("%.2f", x.ForcedMs) }))
 	b.WriteString("## CPU time of a forced GC (ms of process CPU, median)\n\n")
@@ -303,6 +342,14 @@ func (r *Report) Markdown(charts []string) string {
 	}
 	b.WriteString(t.String())
 	return b.String()
+}
+
+// entriesText says how many entries: "1 entry", "10M entries".
+func entriesText(n int) string {
+	if n == 1 {
+		return "1 entry"
+	}
+	return SizeLabel(n) + " entries"
 }
 
 func sizeTitle(s int) string {

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -83,18 +84,28 @@ func (r *Report) Chart(dir string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("replay: no goroutine counts to chart")
 	}
+	ch := r.bars(g)
+	name := "replay.png"
+	return name, ch.WriteFile(filepath.Join(dir, name))
+}
+
+// bars returns the chart of Chart, with g goroutines. A cache not
+// replayed on a trace has no bar there (NaN), not a bar of 0.
+func (r *Report) bars(g int) chart.Bars {
 	ch := chart.Bars{Title: fmt.Sprintf("Trace replay with %d goroutines: requests per second", g), Label: "millions of requests per second (more is better)",
 		Categories: slices.Clone(r.Caches)}
 	for _, tr := range r.Traces {
 		s := chart.Series{Name: fmt.Sprintf("%s @%d", tr.Name, tr.Capacity)}
 		for _, c := range r.Caches {
-			x, _ := r.Cell(tr.Trace, c, g)
-			s.Values = append(s.Values, x.PerSec/1e6)
+			v := math.NaN()
+			if x, ok := r.Cell(tr.Trace, c, g); ok {
+				v = x.PerSec / 1e6
+			}
+			s.Values = append(s.Values, v)
 		}
 		ch.Series = append(ch.Series, s)
 	}
-	name := "replay.png"
-	return name, ch.WriteFile(filepath.Join(dir, name))
+	return ch
 }
 
 // Markdown renders replay.md.
@@ -110,7 +121,11 @@ func (r *Report) Markdown(chartFile string) string {
 	b.WriteString("- **read ns/op**, **write ns/op**: the time a goroutine spent in Get per Get and in Set per Set (each batch's Gets timed together, its Sets together; " +
 		"as the talk's read-ns/op and write-ns/op). With more goroutines than cores this includes the time a goroutine waited for a core.\n")
 	b.WriteString("- **M requests/s**: requests replayed per second of wall-clock time, all goroutines together.\n\n")
-	b.WriteString("In parentheses: the figure as a multiple of cachekit's. The unbounded `xsync` map is the reference: its hit ratio is that of an infinite cache, its speed that of a concurrent map.\n\n")
+	b.WriteString("In parentheses: the figure as a multiple of cachekit's.")
+	if slices.Contains(r.Caches, "xsync") {
+		b.WriteString(" The unbounded `xsync` map is the reference: its hit ratio is that of an infinite cache, its speed that of a concurrent map.")
+	}
+	b.WriteString("\n\n")
 	tr := report.NewTable("trace", "capacity", ">requests", ">distinct keys")
 	for _, t := range r.Traces {
 		tr.Row(t.Name, report.Thousands(t.Capacity), report.Thousands(t.Requests), report.Thousands(t.Unique))

@@ -46,8 +46,61 @@ type Header struct {
 }
 
 // SetNote sets the note of the header (cli.Output.Load, for a document
-// drawn again from JSON with a new -note).
-func (h *Header) SetNote(note string) { h.Note = note }
+// drawn again from JSON with a new -note). The note is not in the JSON
+// file, so it also replaces the -note of the command the header shows:
+// that command, with -from-json, draws the same document again.
+func (h *Header) SetNote(note string) {
+	h.Note = note
+	words, ok := splitCommand(h.Command)
+	if !ok || len(words) < 3 || words[0] != "go" || words[1] != "run" {
+		return // not a command of machine.CommandLine
+	}
+	var args []string
+	for i := 3; i < len(words); i++ {
+		switch w := words[i]; {
+		case w == "-note" || w == "--note":
+			i++ // and its value
+		case strings.HasPrefix(w, "-note=") || strings.HasPrefix(w, "--note="):
+		default:
+			args = append(args, w)
+		}
+	}
+	h.Command = machine.CommandLine(words[2], append(args, "-note", note))
+}
+
+// splitCommand splits a command line quoted as machine.CommandLine quotes
+// it (a word in single quotes; a quote inside closes them, is escaped by
+// a backslash and reopens them) into its words.
+func splitCommand(s string) ([]string, bool) {
+	var words []string
+	var w strings.Builder
+	in, quoted := false, false // inside quotes; the word had quotes
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case in && c == '\'':
+			in = false
+		case in:
+			w.WriteByte(c)
+		case c == '\'':
+			in, quoted = true, true
+		case c == '\\' && i+1 < len(s):
+			i++
+			w.WriteByte(s[i])
+		case c == ' ':
+			if w.Len() > 0 || quoted {
+				words = append(words, w.String())
+			}
+			w.Reset()
+			quoted = false
+		default:
+			w.WriteByte(c)
+		}
+	}
+	if w.Len() > 0 || quoted {
+		words = append(words, w.String())
+	}
+	return words, !in
+}
 
 // Peers are the modules whose versions the headers name.
 var Peers = []string{
@@ -294,12 +347,19 @@ func Median(xs []float64) float64 {
 	return (s[n/2-1] + s[n/2]) / 2
 }
 
-// Ratio formats a/b as "1.23×", or "–" when b is not positive.
+// Ratio formats a/b as "1.23×", or "–" when b is not positive. A ratio
+// that is not 1 but rounds to 1.00 gets more decimals ("0.996×"), so that
+// it never reads as a tie.
 func Ratio(a, b float64) string {
 	if b <= 0 {
 		return "–"
 	}
-	return fmt.Sprintf("%.2f×", a/b)
+	r := a / b
+	s := fmt.Sprintf("%.2f", r)
+	for d := 3; r != 1 && d <= 15 && strings.TrimRight(s, "0") == "1."; d++ {
+		s = strconv.FormatFloat(r, 'f', d, 64)
+	}
+	return s + "×"
 }
 
 // Thousands formats n with comma separators: 1,000,000.

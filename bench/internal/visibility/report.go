@@ -2,10 +2,12 @@ package visibility
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/cachekit/cachekit/bench/internal/adapter"
 	"github.com/cachekit/cachekit/bench/internal/chart"
 	"github.com/cachekit/cachekit/bench/internal/report"
 	"github.com/cachekit/cachekit/bench/internal/workload"
@@ -156,7 +158,8 @@ func (r *Report) Chart(dir string) (string, error) {
 	return name, ch.WriteFile(filepath.Join(dir, name))
 }
 
-// bars returns the chart of Chart.
+// bars returns the chart of Chart. A replay that did not run has no bar
+// (NaN), not a hit ratio of 0.
 func (r *Report) bars() chart.Bars {
 	ch := chart.Bars{
 		Title:      fmt.Sprintf("Zipf replay, capacity %d: hit ratio with %s", r.ReplayCapacity, r.withText()),
@@ -166,8 +169,11 @@ func (r *Report) bars() chart.Bars {
 	for _, g := range r.replayCounts() {
 		s := chart.Series{Name: fmt.Sprintf("%d goroutine%s", g, plural(g))}
 		for _, c := range r.ReplayCaches {
-			h, _ := r.ReplayMedian(c, g)
-			s.Values = append(s.Values, 100*h)
+			v := math.NaN()
+			if h, ok := r.ReplayMedian(c, g); ok {
+				v = 100 * h
+			}
+			s.Values = append(s.Values, v)
 		}
 		ch.Series = append(ch.Series, s)
 	}
@@ -186,10 +192,22 @@ func (r *Report) Markdown(chartFile string) string {
 		"a miss is a write delayed, dropped or refused. With 2 goroutines or more, a third part has half of them (at least one) give random keys of a shared set of %d present keys new values "+
 		"while the others Get random keys of it: every key is present throughout, so a miss there (**present key, overwritten by others**) is a Get that failed to see a key an overwrite was replacing. After each part the cache applies its pending writes (ristretto `Wait`, theine `Wait`, otter `CleanUp`) "+
 		"and every key is read again: **never stored** and **lost** count the writes that never took effect. "+
-		"Figures are summed over %d rounds (a fresh cache per run). The unbounded maps are there as the reference: a map never misses.\n\n",
+		"Figures are summed over %d rounds (a fresh cache per run).",
 		report.Thousands(r.Probes), report.Thousands(ProbeCapacity), sharedKeys, r.Rounds)
+	if maps, missed := r.mapProbes(); len(missed) > 0 {
+		fmt.Fprintf(&b, " The unbounded maps are there as the reference, but here %s missed too.", strings.Join(missed, ", "))
+	} else if len(maps) > 0 {
+		b.WriteString(" The unbounded maps are there as the reference: a map never misses.")
+	}
+	b.WriteString("\n\n")
 	b.WriteString(r.ProbeTables("###"))
 	b.WriteString("## Hit ratio of a concurrent replay\n\n")
+	if len(r.ReplayCaches) == 0 {
+		// -caches named no bounded cache and -replay-caches none.
+		b.WriteString("No cache was replayed: the replay runs the caches of -replay-caches, by default the bounded ones of -caches, and there were none.\n\n")
+		r.writeCaches(&b)
+		return b.String()
+	}
 	spread := "" // with 1 goroutine, the only replay
 	if g := r.ReplayGoroutines; g != 1 {
 		spread = fmt.Sprintf("; with %d, goroutine i takes keys i, i+%d, i+%d, …, so together they follow the stream's order as closely as their scheduling allows", g, g, 2*g)
@@ -203,6 +221,12 @@ func (r *Report) Markdown(chartFile string) string {
 	if chartFile != "" {
 		fmt.Fprintf(&b, "![hit ratio with %s](%s)\n\n", r.withText(), chartFile)
 	}
+	r.writeCaches(&b)
+	return b.String()
+}
+
+// writeCaches writes the section on the caches' configurations.
+func (r *Report) writeCaches(b *strings.Builder) {
 	b.WriteString("## Caches\n\n")
 	t := report.NewTable("cache", "configuration")
 	for i, c := range r.Caches {
@@ -213,5 +237,33 @@ func (r *Report) Markdown(chartFile string) string {
 		t.Row(c, config)
 	}
 	b.WriteString(t.String())
-	return b.String()
+}
+
+// mapProbes returns the unbounded caches (the maps, see adapter.Info's
+// Bounded) whose probes were measured, and those of them that missed,
+// lost or misread a write at some goroutine count.
+func (r *Report) mapProbes() (maps, missed []string) {
+	for _, c := range r.Caches {
+		if info, ok := adapter.Lookup(c); !ok || info.Bounded {
+			continue
+		}
+		measured, miss := false, false
+		for _, g := range r.ProbeGoroutines {
+			p, ok := r.probeSum(c, g)
+			if !ok {
+				continue
+			}
+			measured = true
+			if p.InsertMissed+p.InsertWrong+p.InsertLost+p.UpdateMissed+p.UpdateStale+p.UpdateLost+p.SharedMissed > 0 {
+				miss = true
+			}
+		}
+		if measured {
+			maps = append(maps, c)
+		}
+		if miss {
+			missed = append(missed, c)
+		}
+	}
+	return maps, missed
 }
