@@ -199,7 +199,7 @@ func checkWritable(name string) error {
 	} else if err == nil && !st.Mode().IsRegular() {
 		return nil
 	}
-	f, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	f, err := createTemp(filepath.Dir(name))
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {

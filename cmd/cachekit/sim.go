@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -132,7 +133,7 @@ func simulate(args []string, stdout, stderr io.Writer) int {
 // replace: data is written to it as it is.
 func writeFileAtomic(name string, data []byte) error {
 	name = resolveLinks(name)
-	perm := fs.FileMode(0o644)
+	perm, replacing := fs.FileMode(0), false
 	if st, err := os.Stat(name); err == nil {
 		if !st.Mode().IsRegular() {
 			if st.IsDir() {
@@ -150,14 +151,14 @@ func writeFileAtomic(name string, data []byte) error {
 			}
 			return nil
 		}
-		perm = st.Mode().Perm()
+		perm, replacing = st.Mode().Perm(), true // kept
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".*.tmp")
+	tmp, err := createTemp(filepath.Dir(name))
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	_, err = tmp.Write(data)
-	if err == nil {
+	if err == nil && replacing {
 		err = tmp.Chmod(perm)
 	}
 	if cerr := tmp.Close(); err == nil {
@@ -173,15 +174,63 @@ func writeFileAtomic(name string, data []byte) error {
 	return nil
 }
 
+// createTemp creates a new file in dir for writeFileAtomic and
+// checkWritable. Its name has a bounded length (one built from the target's
+// name made a valid name of 240 bytes or more too long), and its mode is
+// 0644 less the umask, as os.WriteFile would create the target.
+func createTemp(dir string) (*os.File, error) {
+	for range 10000 {
+		name := filepath.Join(dir, ".cachekit-"+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, fmt.Errorf("%s: no free name for a temporary file", dir)
+}
+
+// maxLinks bounds the links resolveLinks follows by hand, as the kernel
+// bounds a path's (ELOOP).
+const maxLinks = 40
+
 // resolveLinks returns the file that name's symbolic links lead to, or name
-// if they lead nowhere (a link into /proc/self/fd to a pipe, a dangling
-// link) or it has none.
+// if it has none or they lead nowhere that can be written (a link into
+// /proc/self/fd to a pipe, which name itself opens; a chain of links
+// longer than maxLinks). A dangling link leads to the file it names, which
+// does not exist yet: written through, the link is kept, as a shell's
+// redirection keeps it.
 func resolveLinks(name string) string {
 	if st, err := os.Lstat(name); err != nil || st.Mode()&fs.ModeSymlink == 0 {
 		return name
 	}
 	if target, err := filepath.EvalSymlinks(name); err == nil {
 		return target
+	}
+	if _, err := os.Stat(name); !errors.Is(err, fs.ErrNotExist) {
+		return name
+	}
+	p := name
+	for range maxLinks {
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			// The end of the chain: p's directory must exist for the
+			// write to create it.
+			if st, err := os.Stat(filepath.Dir(p)); err == nil && st.IsDir() {
+				return p
+			}
+			return name
+		}
+		if err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			return name
+		}
+		target, err := os.Readlink(p)
+		if err != nil {
+			return name
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(p), target)
+		}
+		p = target
 	}
 	return name
 }
@@ -238,7 +287,14 @@ func parseSimFlags(args []string, stderr io.Writer) (*simFlags, error) {
 		}
 	}
 	for _, p := range strings.Split(*polList, ",") {
-		p = strings.ToLower(strings.TrimSpace(p))
+		// One spelling per spec, spaces around the name and the
+		// parameter being ignored: "lrfu : 0.5" is one row with
+		// "lrfu:0.5", named so.
+		name, arg, hasArg := strings.Cut(strings.ToLower(p), ":")
+		p = strings.TrimSpace(name)
+		if hasArg {
+			p += ":" + strings.TrimSpace(arg)
+		}
 		if p == "" {
 			return nil, errors.New("empty policy name in -policy")
 		}
