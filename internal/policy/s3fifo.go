@@ -100,6 +100,11 @@ func (p *S3FIFO) list(q uint8) *node.List {
 // Add implements Policy.
 func (p *S3FIFO) Add(n *node.Node) {
 	n.Flags = 0
+	if p.weighted {
+		// The ghost's bound follows main's entries, which main's own
+		// evictions may have cut since the last small-queue eviction.
+		p.ghost.trim(p.ghostBound())
+	}
 	if p.ghost.take(p.hash(n)) {
 		n.Queue = qS3Main
 		p.main.PushBack(n)
@@ -306,6 +311,13 @@ func (g *ghostQueue) add(h uint64, bound uint64) {
 		i = (i + 1) & mask
 	}
 	g.table[i] = ghostSlot{hash: h, seq: seq}
+}
+
+// trim forgets the oldest hashes until at most bound remain.
+func (g *ghostQueue) trim(bound uint64) {
+	for g.tail-g.head > bound {
+		g.pop()
+	}
 }
 
 // pop forgets the oldest hash.
