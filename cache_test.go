@@ -1087,11 +1087,11 @@ func TestCapacityWeighted(t *testing.T) {
 // Transient slack (observed, not asserted: it depends on scheduling). A
 // write lands in the index, and counts in Len, at once; the policy learns
 // of it only when a maintenance pass drains the write queue, which a
-// writer starts once writeBatch records are queued (31 for MaxEntries 500,
-// 1 for a weight bound) and the background goroutine once a second. On 2
-// cores with 4 writers and MaxEntries 500, the peak Len seen by a sampling
-// goroutine was usually 513-531 without -race (about writeBatch over the
-// bound) but once 773, and 765-1022 under -race. Those peaks were measured
+// writer starts once writeBatch records are queued (then 31 for MaxEntries
+// 500, now 1; 1 for a weight bound) and the background goroutine once a
+// second. On 2 cores with 4 writers and MaxEntries 500, the peak Len seen by
+// a sampling goroutine was usually 513-531 without -race (about writeBatch
+// over the bound) but once 773, and 765-1022 under -race. Those peaks were measured
 // when maintainLocked popped the write queue until it was empty before it
 // evicted anything (one pass applied 367 records and grew the policy to 848
 // entries); it now applies at most one queue's worth of records, by chunks

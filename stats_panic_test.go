@@ -6,7 +6,7 @@ import "testing"
 // pass; if an OnEvict call of that pass panics (recovered by the caller),
 // the hit must still be counted, as an in-place Set's is.
 func TestOnEvictPanicInGetCountsHit(t *testing.T) {
-	const max = 1000
+	const max = 1 << 15 // a batch of maxWriteBatch records (see writeBatchShare)
 	panicNext := false
 	c := ctNew(t, Options[int, int]{
 		MaxEntries: max,
@@ -19,9 +19,9 @@ func TestOnEvictPanicInGetCountsHit(t *testing.T) {
 		},
 	})
 	c.Close() // maintenance only on this goroutine
-	// Past the bound by more than the records a writer's pass leaves queued:
-	// the next pass evicts.
-	for k := range max + 2*maxWriteBatch {
+	// Past the bound, with records that no writer's pass applied yet: the
+	// next pass evicts.
+	for k := range max + 2*maxWriteBatch + 5 {
 		c.Set(k, k)
 	}
 	panicNext = true
@@ -48,7 +48,7 @@ func TestOnEvictPanicInGetCountsHit(t *testing.T) {
 // OnEvict call of that pass panics, the Set (and its replacement) must
 // still be counted.
 func TestOnEvictPanicInPlaceSetCountsSet(t *testing.T) {
-	const max = 1000
+	const max = 1 << 15 // a batch of maxWriteBatch records (see writeBatchShare)
 	panicNext := false
 	c := ctNew(t, Options[int, int]{
 		MaxEntries: max,
@@ -62,7 +62,7 @@ func TestOnEvictPanicInPlaceSetCountsSet(t *testing.T) {
 	})
 	c.Close()
 	sets := uint64(0)
-	for k := range max + 2*maxWriteBatch {
+	for k := range max + 2*maxWriteBatch + 5 {
 		c.Set(k, k)
 		sets++
 	}
