@@ -43,7 +43,8 @@ type Cache[K comparable, V any] struct {
 	manyLoads                   int           // Options.MaxManyLoads
 	epochMu                     sync.Mutex    // serialises ExpireAll
 	epoch                       atomic.Pointer[epoch]
-	clears                      atomic.Uint64 // InvalidateAll calls that reached the core's Clear
+	clears                      atomic.Uint64 // InvalidateAll calls whose core Clear has ended
+	clearing                    atomic.Int64  // InvalidateAll calls in the core's Clear
 	seed                        maphash.Seed
 	shards                      []shard[K, V]
 	shardMask                   uint64
@@ -551,11 +552,33 @@ func (c *Cache[K, V]) InvalidateAll() {
 		clear(sh.flights)
 		sh.mu.Unlock()
 	}
-	// Counted before the clear, which holds no shard lock: a failed
-	// reload that kept its previous value finds the count changed if the
-	// clear may have run between its check and its store (see store).
-	c.clears.Add(1)
+	// The clear holds no shard lock: a failed reload that kept its
+	// previous value finds a clear running or ended if one may have run
+	// between its check and its store (see clearRaced).
+	c.clearing.Add(1)
+	defer c.clearing.Add(-1)
 	c.core.Clear()
+	c.clears.Add(1)
+}
+
+// clearMark is what a store reads of InvalidateAll's clears before its
+// check that a key's record is still current.
+type clearMark struct {
+	ended   uint64
+	running bool
+}
+
+// markClears returns the clears' state before a check.
+func (c *Cache[K, V]) markClears() clearMark {
+	return clearMark{ended: c.clears.Load(), running: c.clearing.Load() > 0}
+}
+
+// clearRaced reports whether a core Clear may have run between m and now:
+// one was running at m, is running now, or ended meanwhile. (A count
+// bumped before the clear alone missed one that began before m and ran
+// after the check.)
+func (c *Cache[K, V]) clearRaced(m clearMark) bool {
+	return m.running || c.clearing.Load() > 0 || c.clears.Load() != m.ended
 }
 
 // Close cancels the contexts of the loads in flight (foreground and

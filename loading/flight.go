@@ -452,7 +452,7 @@ func (c *Cache[K, V]) store(f *flight[K, V], o outcome[V], now int64) *record[V]
 			end = lifetime(now, c.errorTTL, c.factor())
 		}
 		r := &record[V]{err: o.err, loadGen: f.gen, retryAt: end, nextLoad: end}
-		clears := c.clears.Load()
+		mark := c.markClears()
 		if p := f.prev; p != nil && p.hasValue && now < p.staleUntil && c.current(f.key, p) {
 			// Keep the previous value for stale-if-error (and, if it is
 			// still fresh, for plain reads until its TTL).
@@ -463,7 +463,7 @@ func (c *Cache[K, V]) store(f *flight[K, V], o outcome[V], now int64) *record[V]
 			return nil
 		}
 		stored := c.put(f.key, r, now)
-		if r.hasValue && c.clears.Load() != clears {
+		if r.hasValue && c.clearRaced(mark) {
 			// An InvalidateAll's clear, which takes no shard lock, may
 			// have removed the previous value after the check above: the
 			// copy must not bring it back once InvalidateAll returns.
