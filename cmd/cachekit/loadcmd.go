@@ -193,7 +193,10 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 // (a device or a pipe, which writeFileAtomic writes as it is, is not
 // checked).
 func checkWritable(name string) error {
-	name = resolveLinks(name)
+	name, err := resolveLinks(name)
+	if err != nil {
+		return err
+	}
 	if st, err := os.Stat(name); err == nil && st.IsDir() {
 		return fmt.Errorf("%s is a directory", name)
 	} else if err == nil && !st.Mode().IsRegular() {

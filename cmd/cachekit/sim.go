@@ -132,7 +132,10 @@ func simulate(args []string, stdout, stderr io.Writer) int {
 // nor missing (a device or a pipe: /dev/stdout, /dev/null) has nothing to
 // replace: data is written to it as it is.
 func writeFileAtomic(name string, data []byte) error {
-	name = resolveLinks(name)
+	name, err := resolveLinks(name)
+	if err != nil {
+		return err
+	}
 	perm, replacing := fs.FileMode(0), false
 	if st, err := os.Stat(name); err == nil {
 		if !st.Mode().IsRegular() {
@@ -194,45 +197,53 @@ func createTemp(dir string) (*os.File, error) {
 const maxLinks = 40
 
 // resolveLinks returns the file that name's symbolic links lead to, or name
-// if it has none or they lead nowhere that can be written (a link into
-// /proc/self/fd to a pipe, which name itself opens; a chain of links
-// longer than maxLinks). A dangling link leads to the file it names, which
-// does not exist yet: written through, the link is kept, as a shell's
-// redirection keeps it.
-func resolveLinks(name string) string {
+// if it has none, or if they lead to something name itself opens (a link
+// into /proc/self/fd to a pipe). A dangling link leads to the file it
+// names, which does not exist yet: written through, the link is kept, as a
+// shell's redirection keeps it. A dangling link that leads nowhere a file
+// can be created (into a missing directory, or round a loop) is an error,
+// as the kernel's open reports it: writing over the link itself would lose
+// it.
+func resolveLinks(name string) (string, error) {
 	if st, err := os.Lstat(name); err != nil || st.Mode()&fs.ModeSymlink == 0 {
-		return name
+		return name, nil
 	}
 	if target, err := filepath.EvalSymlinks(name); err == nil {
-		return target
+		return target, nil
 	}
 	if _, err := os.Stat(name); !errors.Is(err, fs.ErrNotExist) {
-		return name
+		return name, nil
 	}
 	p := name
 	for range maxLinks {
+		// The directory the kernel reaches, links and all: a relative
+		// target starts there (".." cleaned lexically would start
+		// from the path as written).
+		dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+		p = filepath.Join(dir, filepath.Base(p))
 		st, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
-			// The end of the chain: p's directory must exist for the
-			// write to create it.
-			if st, err := os.Stat(filepath.Dir(p)); err == nil && st.IsDir() {
-				return p
-			}
-			return name
+			return p, nil // the end of the chain, in a directory that exists
 		}
-		if err != nil || st.Mode()&fs.ModeSymlink == 0 {
-			return name
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", name, err)
+		}
+		if st.Mode()&fs.ModeSymlink == 0 {
+			return p, nil
 		}
 		target, err := os.Readlink(p)
 		if err != nil {
-			return name
+			return "", fmt.Errorf("%s: %w", name, err)
 		}
 		if !filepath.IsAbs(target) {
-			target = filepath.Join(filepath.Dir(p), target)
+			target = filepath.Join(dir, target)
 		}
 		p = target
 	}
-	return name
+	return "", fmt.Errorf("%s: too many levels of symbolic links", name)
 }
 
 // errReported is a parse error that the flag package already printed.
