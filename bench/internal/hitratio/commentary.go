@@ -94,24 +94,34 @@ func versus(c comparison, a, b string) string {
 	}
 	var parts []string
 	if c.aWins > 0 {
-		parts = append(parts, fmt.Sprintf("%s beats %s at %s of %d points (by up to %.2f points, at %s)", a, b, count(c.aWins), n, c.aMax, c.aAt))
+		parts = append(parts, fmt.Sprintf("%s beats %s at %d of %s (by up to %.2f points, at %s)", a, b, c.aWins, plural(n, "point"), c.aMax, c.aAt))
 	} else {
-		parts = append(parts, fmt.Sprintf("%s beats %s at none of the %d points", a, b, n))
+		parts = append(parts, fmt.Sprintf("%s beats %s at none of the %s", a, b, plural(n, "point")))
 	}
 	if c.bWins > 0 {
-		parts = append(parts, fmt.Sprintf("%s beats %s at %s (by up to %.2f, at %s)", b, a, count(c.bWins), c.bMax, c.bAt))
+		parts = append(parts, fmt.Sprintf("%s beats %s at %d (by up to %.2f, at %s)", b, a, c.bWins, c.bMax, c.bAt))
 	}
 	if c.ties > 0 {
-		parts = append(parts, fmt.Sprintf("%s within %.1f point", count(c.ties), Tolerance))
+		parts = append(parts, fmt.Sprintf("%d within %.1f point", c.ties, Tolerance))
 	}
 	return strings.Join(parts, "; ") + "."
 }
 
-func count(n int) string {
+// plural returns n and noun, with an s unless n is 1: "1 point", "2
+// points".
+func plural(n int, noun string) string {
 	if n == 1 {
-		return "1"
+		return "1 " + noun
 	}
-	return fmt.Sprint(n)
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// are returns the verb for names: "is" for one, "are" for more.
+func are(names []string) string {
+	if len(names) == 1 {
+		return "is"
+	}
+	return "are"
 }
 
 // meansLine lists the mean hit ratio of the main caches over points.
@@ -126,11 +136,14 @@ func (rs *Results) meansLine(points []Point) string {
 	if len(parts) == 0 {
 		return ""
 	}
+	if len(points) == 1 {
+		return fmt.Sprintf("at this point, %s.", strings.Join(parts, ", "))
+	}
 	return fmt.Sprintf("over these %d points, %s.", len(points), strings.Join(parts, ", "))
 }
 
 // defaultLine compares the default and the Cache with the best peer over
-// points.
+// the points of points where each was measured, as were some peers.
 func (rs *Results) defaultLine(points []Point) string {
 	peers := rs.Peers()
 	if len(peers) == 0 {
@@ -138,7 +151,7 @@ func (rs *Results) defaultLine(points []Point) string {
 	}
 	var parts []string
 	for _, n := range rs.measured(NameDefault, NameCache) {
-		within := 0
+		within, compared := 0, 0
 		worst, at, leader := math.Inf(1), Point{}, ""
 		for _, p := range points {
 			h, ok := rs.Ratio(p.Trace, p.Capacity, n)
@@ -146,6 +159,7 @@ func (rs *Results) defaultLine(points []Point) string {
 			if !ok || !okP {
 				continue
 			}
+			compared++
 			d := h - bp
 			if !behind(d) {
 				within++
@@ -154,7 +168,10 @@ func (rs *Results) defaultLine(points []Point) string {
 				worst, at, leader = d, p, who[0]
 			}
 		}
-		s := fmt.Sprintf("%s is at least the best peer minus %.1f at %d of %d points", n, Tolerance, within, len(points))
+		if compared == 0 {
+			continue
+		}
+		s := fmt.Sprintf("%s is at least the best peer minus %.1f at %d of %s", n, Tolerance, within, plural(compared, "point"))
 		if behind(worst) {
 			s += fmt.Sprintf(" (furthest behind at %s: %s against %s's %s)", at, pct(rs.mustRatio(at, n)), leader, pct(rs.mustRatio(at, leader)))
 		}
@@ -166,13 +183,16 @@ func (rs *Results) defaultLine(points []Point) string {
 	return strings.Join(parts, "; ") + "."
 }
 
+// mustRatio returns cache's hit ratio at p, for a point it is known to
+// have been measured at (it returns 0 for one it was not).
 func (rs *Results) mustRatio(p Point, cache string) float64 {
 	h, _ := rs.Ratio(p.Trace, p.Capacity, cache)
 	return h
 }
 
 // familyText opens a family's section: a line on what its traces are,
-// then one bullet per comparison.
+// then one bullet per comparison. A bullet's label names what it compares,
+// never who wins: the comparison's own figures say that.
 func familyText(rs *Results, f Family, traces []TraceInfo) string {
 	points := pointsOf(traces)
 	var intro string
@@ -203,7 +223,7 @@ func familyText(rs *Results, f Family, traces []TraceInfo) string {
 	case FamilyRecency:
 		intro = "A recommendation service, a network file system and an e-commerce site."
 		if len(tl) > 0 && len(rp) > 0 {
-			add("Where recency wins", versus(rs.compare(points, rp, tl), "the best of golang-lru's LRU, 2Q and ARC", "the best of otter and theine")+" "+rs.recencyPoints(points, rp, tl))
+			add("LRU/2Q/ARC and W-TinyLFU", strings.TrimSpace(versus(rs.compare(points, rp, tl), "the best of golang-lru's LRU, 2Q and ARC", "the best of otter and theine")+" "+rs.recencyPoints(points, rp, tl)))
 		}
 		if len(lfu) > 0 && len(lru) > 0 {
 			add("LFU and LRU (ours)", versus(rs.compare(points, lfu, lru), "LFU", "LRU"))
@@ -211,7 +231,7 @@ func familyText(rs *Results, f Family, traces []TraceInfo) string {
 	case FamilySkew:
 		intro = "Synthetic skewed popularity, and CDN requests mostly for objects requested once."
 		if len(lfu) > 0 && len(lru) > 0 {
-			add("Where LFU beats LRU", versus(rs.compare(points, lfu, lru), "LFU", "LRU"))
+			add("LFU and LRU (ours)", versus(rs.compare(points, lfu, lru), "LFU", "LRU"))
 		}
 		if l := rs.measured("golang-lru"); len(tl) > 0 && len(l) > 0 {
 			add("W-TinyLFU and LRU", versus(rs.compare(points, tl, l), "the best of otter and theine", "golang-lru"))
@@ -265,10 +285,14 @@ func (rs *Results) loopText(traces []TraceInfo) string {
 	if len(below) == 0 {
 		return ""
 	}
-	// The caches that get (almost) nothing at every capacity below the loop.
+	// The caches that get (almost) nothing at every capacity below the
+	// loop; a cache not measured at one of them is not claimed to.
 	var zero []string
 	for _, n := range rs.measured(slices.Concat(lruLike, []string{"lfu", "dlfu", "lrfu", "golang-lru", "2q", "arc"})...) {
-		if slices.IndexFunc(below, func(c int) bool { return rs.mustRatio(Point{t.Name, c}, n) >= 1 }) < 0 {
+		if slices.IndexFunc(below, func(c int) bool {
+			h, ok := rs.Ratio(t.Name, c, n)
+			return !ok || h >= 1
+		}) < 0 {
 			zero = append(zero, n)
 		}
 	}
@@ -278,40 +302,44 @@ func (rs *Results) loopText(traces []TraceInfo) string {
 	}
 	s := fmt.Sprintf("lirs-loop requests the same %s keys in order, over and over; at the capacities below that (%s) ",
 		thousands(t.Unique), strings.Join(caps, ", "))
-	if len(zero) > 0 {
+	lru, okLRU := rs.rangeOver(t.Name, below, "lru")
+	switch {
+	case len(zero) > 0:
 		s += fmt.Sprintf("%s hit less than 1%% of the requests", strings.Join(zero, ", "))
-	} else {
-		s += fmt.Sprintf("LRU hits %s%%–%s%%", pct(rs.rangeOver(t.Name, below, "lru", false)), pct(rs.rangeOver(t.Name, below, "lru", true)))
+	case okLRU:
+		s += fmt.Sprintf("LRU hits %s", lru)
+	default:
+		return ""
 	}
-	if rs.has(NameDefault) {
-		s += fmt.Sprintf(", while the default hits %s%%–%s%%", pct(rs.rangeOver(t.Name, below, NameDefault, false)), pct(rs.rangeOver(t.Name, below, NameDefault, true)))
-		if rs.has(NameOPTBypass) {
-			s += fmt.Sprintf(" (OPT-bypass %s%%–%s%%)", pct(rs.rangeOver(t.Name, below, NameOPTBypass, false)), pct(rs.rangeOver(t.Name, below, NameOPTBypass, true)))
+	if def, ok := rs.rangeOver(t.Name, below, NameDefault); ok {
+		s += fmt.Sprintf(", while the default hits %s", def)
+		if opt, ok := rs.rangeOver(t.Name, below, NameOPTBypass); ok {
+			s += fmt.Sprintf(" (OPT-bypass %s)", opt)
 		}
 	}
 	s += "."
 	if last := t.Capacities[len(t.Capacities)-1]; last >= t.Unique {
-		s += fmt.Sprintf(" At %s, which holds the whole loop, LRU hits %s%%.", thousands(last), pct(rs.mustRatio(Point{t.Name, last}, "lru")))
+		if h, ok := rs.Ratio(t.Name, last, "lru"); ok {
+			s += fmt.Sprintf(" At %s, which holds the whole loop, LRU hits %s%%.", thousands(last), pct(h))
+		}
 	}
 	return s
 }
 
-// rangeOver returns the lowest (or highest) hit ratio of cache over the
-// capacities of a trace.
-func (rs *Results) rangeOver(trace string, caps []int, cache string, highest bool) float64 {
-	v := math.Inf(1)
-	if highest {
-		v = math.Inf(-1)
-	}
+// rangeOver returns the range of the hit ratios of cache over the
+// capacities caps of a trace, "lowest%–highest%", skipping those it was
+// not measured at; ok is false if it was measured at none.
+func (rs *Results) rangeOver(trace string, caps []int, cache string) (text string, ok bool) {
+	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, c := range caps {
-		h := rs.mustRatio(Point{trace, c}, cache)
-		if highest {
-			v = max(v, h)
-		} else {
-			v = min(v, h)
+		if h, measured := rs.Ratio(trace, c, cache); measured {
+			lo, hi, ok = min(lo, h), max(hi, h), true
 		}
 	}
-	return v
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%s%%–%s%%", pct(lo), pct(hi)), true
 }
 
 // sieveText points out where SIEVE falls below FIFO at every capacity of a
@@ -322,17 +350,30 @@ func (rs *Results) sieveText(traces []TraceInfo) string {
 	}
 	var out []string
 	for _, t := range traces {
+		// The capacities where both were measured: a point missing
+		// either proves nothing.
+		var caps []int
 		worse := true
 		for _, c := range t.Capacities {
-			if rs.mustRatio(Point{t.Name, c}, "sieve") > rs.mustRatio(Point{t.Name, c}, "fifo")-5 {
+			hs, okS := rs.Ratio(t.Name, c, "sieve")
+			hf, okF := rs.Ratio(t.Name, c, "fifo")
+			if !okS || !okF {
+				continue
+			}
+			caps = append(caps, c)
+			if hs > hf-5 {
 				worse = false
 				break
 			}
 		}
-		if worse {
-			s := fmt.Sprintf("it hits %s%%–%s%% on %s, below FIFO (%s%%–%s%%) at every capacity.",
-				pct(rs.rangeOver(t.Name, t.Capacities, "sieve", false)), pct(rs.rangeOver(t.Name, t.Capacities, "sieve", true)), t.Name,
-				pct(rs.rangeOver(t.Name, t.Capacities, "fifo", false)), pct(rs.rangeOver(t.Name, t.Capacities, "fifo", true)))
+		if worse && len(caps) > 0 {
+			sieve, _ := rs.rangeOver(t.Name, caps, "sieve")
+			fifo, _ := rs.rangeOver(t.Name, caps, "fifo")
+			s := fmt.Sprintf("it hits %s on %s, below FIFO (%s) at every capacity", sieve, t.Name, fifo)
+			if len(caps) < len(t.Capacities) {
+				s += " where both were measured"
+			}
+			s += "."
 			if t.Name == "mixed" {
 				s += " In corda-vaultservice, the first and last parts of mixed, half the keys come back once, a few dozen requests later, and the others never; " +
 					"SIEVE's hand, once it has cleared the visited bits, stays among the newest entries and evicts them before their second request."
@@ -344,13 +385,13 @@ func (rs *Results) sieveText(traces []TraceInfo) string {
 }
 
 // recencyPoints lists the points where the recency caches lead the
-// W-TinyLFU peers, with the default's figure.
+// W-TinyLFU peers (both measured there), with the default's figure.
 func (rs *Results) recencyPoints(points []Point, rp, tl []string) string {
 	var parts []string
 	for _, p := range points {
-		hr, who, _ := rs.Best(p, rp)
-		ht, _, _ := rs.Best(p, tl)
-		if !ahead(hr - ht) {
+		hr, who, okR := rs.Best(p, rp)
+		ht, _, okT := rs.Best(p, tl)
+		if !okR || !okT || !ahead(hr-ht) {
 			continue
 		}
 		s := fmt.Sprintf("%s (%s %s, otter/theine %s", p, who[0], pct(hr), pct(ht))
@@ -401,7 +442,12 @@ func summaryText(rs *Results, sums []Summary) string {
 	if rs.has(NameDefault) && rs.has(NameCache) {
 		worst, at := 0.0, Point{}
 		for _, p := range rs.Points() {
-			if d := math.Abs(rs.mustRatio(p, NameDefault) - rs.mustRatio(p, NameCache)); d > worst {
+			hd, okD := rs.Ratio(p.Trace, p.Capacity, NameDefault)
+			hc, okC := rs.Ratio(p.Trace, p.Capacity, NameCache)
+			if !okD || !okC {
+				continue
+			}
+			if d := math.Abs(hd - hc); d > worst {
 				worst, at = d, p
 			}
 		}
@@ -414,7 +460,8 @@ func summaryText(rs *Results, sums []Summary) string {
 }
 
 // writeBehind writes the table of the points where the default or the
-// Cache is more than Tolerance below the best peer.
+// Cache is more than Tolerance below the best peer; a cell of one not
+// measured at such a point is left blank.
 func writeBehind(p func(string, ...any), rs *Results) {
 	peers := rs.Peers()
 	ours := rs.measured(NameDefault, NameCache)
@@ -440,10 +487,14 @@ func writeBehind(p func(string, ...any), rs *Results) {
 		}
 	}
 	if len(rows) == 0 {
-		p("At every point, %s are at least the best peer minus %.1f point.\n\n", strings.Join(ours, " and "), Tolerance)
+		p("At every point, %s %s at least the best peer minus %.1f point.\n\n", strings.Join(ours, " and "), are(ours), Tolerance)
 		return
 	}
-	p("The %d points where %s are more than %.1f point below the best peer (gaps in bold are more than %.1f point below):\n\n", len(rows), strings.Join(ours, " or "), Tolerance, Tolerance)
+	if len(rows) == 1 {
+		p("The 1 point where %s %s more than %.1f point below the best peer (a gap in bold is more than %.1f point below):\n\n", strings.Join(ours, " or "), are(ours), Tolerance, Tolerance)
+	} else {
+		p("The %d points where %s %s more than %.1f point below the best peer (gaps in bold are more than %.1f point below):\n\n", len(rows), strings.Join(ours, " or "), are(ours), Tolerance, Tolerance)
+	}
 	p("| trace @ capacity | best peer |")
 	for _, n := range ours {
 		p(" %s | gap |", n)
@@ -456,7 +507,11 @@ func writeBehind(p func(string, ...any), rs *Results) {
 	for _, r := range rows {
 		p("| %s | %s %s |", r.p, pct(r.best), strings.Join(r.who, ", "))
 		for _, n := range ours {
-			h := rs.mustRatio(r.p, n)
+			h, ok := rs.Ratio(r.p.Trace, r.p.Capacity, n)
+			if !ok {
+				p(" | |")
+				continue
+			}
 			g := signed(h - r.best)
 			if behind(h - r.best) {
 				g = "**" + g + "**"

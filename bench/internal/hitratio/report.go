@@ -171,6 +171,10 @@ func WriteMarkdown(w io.Writer, r Report) error {
 	return bw.Flush()
 }
 
+// writeMethod writes the method: how the traces were replayed, how often
+// (the caches that are not deterministic replayed rs.Runs times, their
+// figures the means of the runs), how the replays were scheduled, and
+// each cache's configuration.
 func writeMethod(w io.Writer, rs *Results, m Meta) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("## Method\n\n")
@@ -181,8 +185,16 @@ func writeMethod(w io.Writer, rs *Results, m Meta) {
 		p("- **Replay**: every trace of `../shared/traces/README.md`'s suite table, at exactly its capacities (in entries). " +
 			"Single-threaded: `Get` each key, `Set` it on a miss; every entry weighs 1; keys are the traces' decimal numbers as `uint64`.\n")
 	}
-	p("- **Repeated runs**: caches that seed themselves at random or maintain themselves concurrently (%s) are replayed %d times; "+
-		"each figure is the mean of the runs. The others are deterministic and replayed once.\n", strings.Join(randomNames(rs), ", "), rs.Runs)
+	switch random := randomNames(rs); {
+	case len(random) == 0:
+		p("- **Runs**: every cache here is deterministic and replayed once.\n")
+	case rs.Runs == 1:
+		p("- **Runs**: every cache is replayed once. Each figure of the caches that seed themselves at random or maintain themselves concurrently (%s) "+
+			"is a single run, which another run may not repeat exactly; the others are deterministic.\n", strings.Join(random, ", "))
+	default:
+		p("- **Repeated runs**: caches that seed themselves at random or maintain themselves concurrently (%s) are replayed %d times; "+
+			"each figure is the mean of the runs. The others are deterministic and replayed once.\n", strings.Join(random, ", "), rs.Runs)
+	}
 	if rs.Runs > 1 {
 		var spreads []string
 		for _, n := range randomNames(rs) {
@@ -367,6 +379,9 @@ func traceColumns(rs *Results) []string {
 	return cols
 }
 
+// writeTrace writes a trace's section: its main table, its chart, and the
+// table of every policy of ours. A cell of a cache not measured at a point
+// is left blank in both tables.
 func writeTrace(w io.Writer, r Report, t TraceInfo) {
 	rs := r.Results
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
@@ -447,7 +462,11 @@ func writeTrace(w io.Writer, r Report, t TraceInfo) {
 			best, _, _ := rs.Best(pt, others)
 			p("| %s |", thousands(capacity))
 			for _, c := range others {
-				h, _ := rs.Ratio(t.Name, capacity, c)
+				h, ok := rs.Ratio(t.Name, capacity, c)
+				if !ok {
+					p(" |")
+					continue
+				}
 				cell := pct(h)
 				if same(h, best) {
 					cell = "**" + cell + "**"

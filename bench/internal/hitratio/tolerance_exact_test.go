@@ -27,13 +27,13 @@ func TestExactToleranceIsWithin(t *testing.T) {
 			t.Errorf("summary: default counted %d point(s) more than 0.1 below the best peer, though it is exactly 0.1 below (gap %v)", s.BelowPeer, s.WorstGap)
 		}
 	}
-	if got, want := rs.defaultLine(rs.Points()), "default is at least the best peer minus 0.1 at 1 of 1 points"; !strings.Contains(got, want) {
+	if got, want := rs.defaultLine(rs.Points()), "default is at least the best peer minus 0.1 at 1 of 1 point"; !strings.Contains(got, want) {
 		t.Errorf("defaultLine = %q, want it to say %q", got, want)
 	}
 	var b strings.Builder
 	writeSummary(&b, rs)
 	md := b.String()
-	if strings.Contains(md, "At every point, default are at least the best peer minus 0.1 point.") && !strings.Contains(md, "| 0 | -0.10 (t @10) |") {
+	if strings.Contains(md, "At every point, default is at least the best peer minus 0.1 point.") && !strings.Contains(md, "| 0 | -0.10 (t @10) |") {
 		t.Errorf("the summary table counts t @10 below the best peer − 0.1, the text under it says default is within at every point:\n%s", md)
 	}
 }

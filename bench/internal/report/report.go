@@ -348,16 +348,21 @@ func Median(xs []float64) float64 {
 }
 
 // Ratio formats a/b as "1.23×", or "–" when b is not positive. A ratio
-// that is not 1 but rounds to 1.00 gets more decimals ("0.996×"), so that
-// it never reads as a tie.
+// that is not 1 but rounds to 1.00 gets more decimals, up to 6 ("0.996×"),
+// so that it does not read as a tie; one within a millionth of 1 is a tie
+// for any figure these documents measure, and prints as "1.00×" (fifteen
+// decimals of rounding error, "1.000000000000000×", still read as 1).
 func Ratio(a, b float64) string {
 	if b <= 0 {
 		return "–"
 	}
 	r := a / b
 	s := fmt.Sprintf("%.2f", r)
-	for d := 3; r != 1 && d <= 15 && strings.TrimRight(s, "0") == "1."; d++ {
+	for d := 3; d <= 6 && strings.TrimRight(s, "0") == "1."; d++ {
 		s = strconv.FormatFloat(r, 'f', d, 64)
+	}
+	if strings.TrimRight(s, "0") == "1." {
+		s = "1.00"
 	}
 	return s + "×"
 }

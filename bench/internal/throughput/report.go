@@ -173,7 +173,7 @@ func Charts(r *Report, dir string) ([]string, error) {
 		for _, m := range r.Mults {
 			g := m * r.GOMAXPROCS
 			ch := chart.Bars{
-				Title: fmt.Sprintf("%s, %d goroutines: median throughput of %d rounds", w.Name, g, r.Rounds),
+				Title: fmt.Sprintf("%s, %d goroutines: %s", w.Name, g, r.ofRounds("throughput")),
 				Label: "millions of operations per second (more is better)",
 			}
 			for _, c := range r.Caches {
@@ -200,6 +200,16 @@ func Charts(r *Report, dir string) ([]string, error) {
 	return names, nil
 }
 
+// ofRounds names what the report shows of the rounds' figures of what:
+// "median throughput of 5 rounds" for "throughput", or with a single
+// round, which has no median, "throughput of 1 round".
+func (r *Report) ofRounds(what string) string {
+	if r.Rounds == 1 {
+		return what + " of 1 round"
+	}
+	return fmt.Sprintf("median %s of %d rounds", what, r.Rounds)
+}
+
 // WriteMarkdown writes the report as a Markdown document: a header with
 // the command and the machine, the caches' configurations, and the tables,
 // each followed by its chart if charts (the paths of Charts' files,
@@ -222,8 +232,12 @@ func WriteMarkdown(w io.Writer, r *Report, charts []string) error {
 		}
 		fmt.Fprintf(&b, "| peers | %s |\n", cellText(strings.Join(ms, ", ")))
 	}
-	fmt.Fprintf(&b, "| method | %d rounds; in each, every cache runs every cell for %s with a fresh instance, caches interleaved; medians over the rounds |\n",
-		r.Rounds, r.Duration)
+	if r.Rounds == 1 {
+		fmt.Fprintf(&b, "| method | 1 round: every cache runs every cell once for %s with a fresh instance, caches interleaved |\n", r.Duration)
+	} else {
+		fmt.Fprintf(&b, "| method | %d rounds; in each, every cache runs every cell for %s with a fresh instance, caches interleaved; medians over the rounds |\n",
+			r.Rounds, r.Duration)
+	}
 	if r.LoadBefore != "" || r.LoadAfter != "" {
 		fmt.Fprintf(&b, "| load average (1, 5, 15 min) | %s before, %s after |\n", cellText(r.LoadBefore), cellText(r.LoadAfter))
 	}
@@ -236,8 +250,12 @@ func WriteMarkdown(w io.Writer, r *Report, charts []string) error {
 	if r.Note != "" {
 		fmt.Fprintf(&b, "> **Note.** %s\n\n", r.Note)
 	}
-	b.WriteString("Figures are millions of operations per second summed over all goroutines, the median of the rounds " +
-		"(the JSON file has every round's figure). In parentheses: the cache's throughput as a multiple of cachekit's " +
+	of := "the median of the rounds (the JSON file has every round's figure)"
+	if r.Rounds == 1 {
+		of = "the figure of the one round"
+	}
+	b.WriteString("Figures are millions of operations per second summed over all goroutines, " + of + ". " +
+		"In parentheses: the cache's throughput as a multiple of cachekit's " +
 		"in the same cell, so below 1.00× cachekit is faster, above it slower. " +
 		"docs/benchmarks/README.md explains the method and the fairness choices.\n\n")
 

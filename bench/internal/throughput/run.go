@@ -141,9 +141,10 @@ type Measurement struct {
 }
 
 // Measure runs every cache in every cell, round after round: each round
-// runs each cell once for every cache, in an order that rotates by one
-// cache per round, so that no cache always runs first (on a fresh machine)
-// or right after the same neighbour. Every run uses a fresh cache.
+// runs each cell once for every cache, in the order of roundOrder, so that
+// no cache always runs first (on a fresh machine) or, with three caches or
+// more and two rounds or more, right after the same neighbour. Every run
+// uses a fresh cache.
 func Measure(cfg Config) ([]Measurement, error) {
 	if cfg.Rounds < 1 {
 		return nil, fmt.Errorf("throughput: rounds must be at least 1, got %d", cfg.Rounds)
@@ -173,9 +174,8 @@ func Measure(cfg Config) ([]Measurement, error) {
 			}
 		}
 	}
-	n := len(cfg.Caches)
 	for round := range cfg.Rounds {
-		order := slices.Concat(cfg.Caches[round%n:], cfg.Caches[:round%n])
+		order := roundOrder(cfg.Caches, round)
 		seed := cfg.Seed + uint64(round)
 		for _, w := range cfg.Workloads {
 			for _, pct := range w.ReadPcts {
@@ -195,6 +195,27 @@ func Measure(cfg Config) ([]Measurement, error) {
 		}
 	}
 	return out, nil
+}
+
+// roundOrder returns the order the caches run in, in each cell of round
+// (counted from 0): from the round-th cache (modulo their number), forward
+// through the list in even rounds and backward in odd ones. The first
+// cache moves on by one each round, and a cache that does not run first
+// runs right after its predecessor in the list (taken as a ring) in even
+// rounds and after its successor in odd rounds, two different caches when
+// there are three or more: a rotation alone would keep every cache behind
+// the same neighbour in every round.
+func roundOrder(caches []adapter.Info, round int) []adapter.Info {
+	n := len(caches)
+	step := 1
+	if round%2 == 1 {
+		step = n - 1
+	}
+	out := make([]adapter.Info, 0, n)
+	for i, j := 0, round%n; i < n; i, j = i+1, (j+step)%n {
+		out = append(out, caches[j])
+	}
+	return out
 }
 
 // median returns the median of xs (the mean of the middle two for an even
