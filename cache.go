@@ -148,6 +148,10 @@ type cache[K comparable, V any] struct {
 	// dropping counts the passes that are taking their victims out of the
 	// index, having released the lock (see readerPass).
 	dropping atomic.Int32
+	// unqueued counts the entries with a TTL in the index whose writers
+	// found the write queue full and report a replaced value before they
+	// queue their record (see removedThen and timed).
+	unqueued atomic.Int32
 	// waiting maps an entry whose write record has not been applied yet
 	// to the entry that replaced it and waits for it (see applyWrite);
 	// waitingFor is its reverse.
@@ -244,7 +248,8 @@ const writeBatchShare = 1024
 // gained 2% more, within noise), but the entries it holds are not yet
 // known to the policy, so a small cache keeps it short: it bounds how far
 // the index may exceed the maximum. So a cache bounded by count queues at
-// most a sixteenth of its maximum (minWriteQueue at least), whatever the
+// most a sixteenth of its maximum (minWriteQueue at least; rounded up to a
+// power of two, so up to an eighth), whatever the
 // number of processors: a cache of 1,000 entries on two processors had a
 // queue of 256 records (6 kB, 6 bytes per entry, and a quarter of the
 // maximum in the index unknown to the policy), now 64.
@@ -541,8 +546,14 @@ func (c *cache[K, V]) timed() bool {
 	c.ttlUsed.Store(false)
 	c.lockFromBackground()
 	// An entry whose record waits for its predecessor's (see applyWrite)
-	// is in neither the queue nor the wheel yet.
-	busy := c.wheel.Len() > 0 || c.writes.Len() > 0 || len(c.waiting) > 0
+	// is in neither the queue nor the wheel yet; nor is one whose writer
+	// found the queue full and reports the value it replaced before
+	// queueing (unqueued), nor a victim that a caller's pass has taken off
+	// the wheel but not yet out of the index (dropping). Each is in the
+	// index, where a Get compares its deadline with the clock: stopping
+	// the fast clock then let Gets return it up to a second past it.
+	busy := c.wheel.Len() > 0 || c.writes.Len() > 0 || len(c.waiting) > 0 ||
+		c.dropping.Load() > 0 || c.unqueued.Load() > 0
 	c.mu.Unlock()
 	if busy {
 		c.ttlUsed.Store(true)
@@ -1009,6 +1020,14 @@ func (c *cache[K, V]) removedThen(e *entry[K, V], cause Cause, p uint64, queue b
 		pos, ok := c.writes.PushAt(ev)
 		switch {
 		case !ok:
+			if ev.e != ev.old && ev.e.Tag&tagTimed != 0 {
+				// Until its record is queued, after the report, the
+				// new entry is in neither the queue nor the wheel:
+				// timed must still see it. (Deferred calls run last
+				// in first: the count drops once afterWrite returns.)
+				c.unqueued.Add(1)
+				defer c.unqueued.Add(-1)
+			}
 			defer c.afterWrite(ev)
 		case (pos+1)%uint64(c.writeBatch) == 0:
 			defer c.maintain(false)
