@@ -1,6 +1,7 @@
 package service
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -404,7 +405,16 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 		return nil
 	})
 	if werr != nil {
-		return s.fail(w, s.storeError(werr))
+		e := s.storeError(werr)
+		if stored > 0 {
+			// Close cut the batch short after its first entries were
+			// stored, in the Tier too: say how many, so that the
+			// client knows this failure changed something.
+			body := append(bytes.TrimSuffix(e.body, []byte("}\n")), `,"stored":`...)
+			body = strconv.AppendInt(body, int64(stored), 10)
+			e = &apiError{status: e.status, body: append(body, "}\n"...)}
+		}
+		return s.fail(w, e)
 	}
 	w.Header()["Content-Type"] = ctJSON
 	out := strconv.AppendInt(append(b.tmp[:0], `{"stored":`...), int64(stored), 10)
