@@ -49,8 +49,8 @@
 // failed request changes nothing (but that DELETE, which has deleted the
 // key from this instance, and a POST that Server.Close cut short, whose
 // 503 body adds "stored": the number of its first entries it stored, in
-// the Tier too; sending the batch again repairs nothing it needs to). A request that net/http refuses before the
-// server sees it gets net/http's plain-text answer instead: a malformed
+// the Tier too; sending the same batch again is safe). A request that
+// net/http refuses before the server sees it gets net/http's plain-text answer instead: a malformed
 // request line or header, or a path with an invalid percent-escape (a key
 // holding a raw "%" that is not escaped as %25), is a 400, and headers over
 // MaxHeaderBytes a 431.
