@@ -714,6 +714,10 @@ func (c *Cache[V]) writeLoaded(w write) {
 		c.logs.log(c.log, "write", "redis: write failed, dropped", "key", w.key, "err", err)
 	case n == 0:
 		c.st.l2WritesRejected.Add(1)
+	case n == 2:
+		// Past its expiry by Redis's clock when it got there: nothing
+		// lost a compare-and-set, the write was too late.
+		c.st.l2WritesDropped.Add(1)
 	default:
 		c.st.l2Writes.Add(1)
 	}

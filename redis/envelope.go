@@ -102,10 +102,11 @@ const absentToken = ""
 // casScript writes ARGV[2] to KEYS[1] to expire at ARGV[3] (Unix ms),
 // but only if the key still holds what the load read (ARGV[1], a token: ""
 // for no key, "w" + write id for an envelope, "h" + SHA-1 in hex for other
-// bytes). It returns 1 if it wrote, 0 if the key had changed or if ARGV[3]
-// has passed by the server's clock (a write that waited that long in the
-// queue: SET with a past PXAT would delete the key, a tombstone too). A
-// key of another type than string is never overwritten.
+// bytes). It returns 1 if it wrote, 0 if the key had changed, and 2 if
+// ARGV[3] has passed by the server's clock (a write that waited that long
+// in the queue, or a value loaded with a very short TTL: SET with a past
+// PXAT would delete the key, a tombstone too). A key of another type than
+// string is never overwritten (0).
 const casScript = `
 local ok, cur = pcall(redis.call, 'GET', KEYS[1])
 if not ok then return 0 end
@@ -119,7 +120,7 @@ if cur then
 end
 if tok ~= ARGV[1] then return 0 end
 local t = redis.call('TIME')
-if tonumber(ARGV[3]) <= tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then return 0 end
+if tonumber(ARGV[3]) <= tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then return 2 end
 redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
 return 1
 `

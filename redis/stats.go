@@ -60,8 +60,13 @@ func maxStore(a *atomic.Uint64, v uint64) {
 // at a time (not atomically together).
 type Stats struct {
 	// L1Hits are Gets answered by L1 (fresh or stale values); Local has
-	// L1's full statistics (its Loads are the loads of this Cache: one
-	// Redis read each, then perhaps one Loader call).
+	// L1's full statistics. Its Loads are the loads L1 ran: those of
+	// GetMany and of background reloads (one Redis read each, then perhaps
+	// one Loader call), and those of Gets that Redis did not answer (a
+	// Get's Redis read is a probe before any load: answered, it is counted
+	// in L2Hits, not in Local.Loads nor Local.LoadTime). So the same L1
+	// miss answered by Redis counts in Local.Loads through GetMany and not
+	// through Get; L2Reads counts the reads of Redis of both.
 	L1Hits uint64
 	Local  loading.Stats
 
@@ -89,7 +94,9 @@ type Stats struct {
 	// L2WriteErrors failed, or were loaded values that the codec could
 	// not encode (not counting a Set or Delete that failed because its
 	// caller's context ended); L2WritesDropped were not attempted (queue
-	// full, breaker open, too old, Close).
+	// full, breaker open, too old, Close) or reached Redis past their
+	// expiry by its clock (a value loaded with a TTL shorter than the
+	// wait), and wrote nothing.
 	L2Writes, L2WritesRejected, L2WriteErrors, L2WritesDropped uint64
 
 	// Loads counts calls to the Loader (lookups that missed both tiers),
