@@ -140,6 +140,13 @@ func (c *Cache[K, V]) GetMany(ctx context.Context, keys []K) (map[K]V, error) {
 			continue
 		}
 		f := c.newFlight(k, sh, prev, true)
+		if c.bulk == nil && len(owned) >= c.manyLoads {
+			// Queued behind the first MaxManyLoads (launchEach): marked
+			// before a caller can join it, whose startDeferred would
+			// otherwise find nothing to start and wait for a turn.
+			start := func() { c.launch(ctx, []*flight[K, V]{f}, false) }
+			f.deferred.Store(&start)
+		}
 		sh.register(f)
 		sh.mu.Unlock()
 		owned = append(owned, f)
@@ -267,9 +274,10 @@ func (c *Cache[K, V]) refreshMany(ctx context.Context, due []dueKey[K, V]) {
 
 // launchEach launches a load of each flight of fl, at most c.manyLoads at
 // once: the first ones now, each other one as soon as any load of fl has
-// finished (or at once when a caller joins it: see flight.deferred), from
-// a goroutine that Close waits for (flights launched after Close finish at
-// once with ErrClosed).
+// finished (or at once when a caller joins it: see flight.deferred, which
+// GetMany set on those before it registered them), from a goroutine that
+// Close waits for (flights launched after Close finish at once with
+// ErrClosed).
 func (c *Cache[K, V]) launchEach(ctx context.Context, fl []*flight[K, V]) {
 	n := min(len(fl), c.manyLoads)
 	if n < len(fl) {
@@ -285,10 +293,6 @@ func (c *Cache[K, V]) launchEach(ctx context.Context, fl []*flight[K, V]) {
 		turnEnded := func() { freed <- struct{}{} }
 		for _, f := range fl[:n] {
 			f.onDone = turnEnded
-		}
-		for _, f := range fl[n:] {
-			start := func() { c.launch(ctx, []*flight[K, V]{f}, false) }
-			f.deferred.Store(&start)
 		}
 		c.lifeMu.RLock()
 		closed := c.closed.Load()

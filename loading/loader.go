@@ -40,8 +40,11 @@ func (f LoaderFunc[K, V]) Load(ctx context.Context, key K) (V, error) { return f
 // BulkLoader loads the values of many keys in one call (one query, one
 // round trip).
 //
-// LoadMany gets distinct keys, none of them already being loaded by
-// another call, and owns the slice. Its context is the same as Load's. It
+// LoadMany gets distinct keys, none of them being loaded by another call
+// for the same state of the cache, and owns the slice: after ExpireAll,
+// Delete, Set or InvalidateAll, a new call may get a key that an older
+// one, which goes on for its own waiters, is still loading. Its context is
+// the same as Load's. It
 // reports its results so:
 //
 //   - a key present in the returned map was loaded with that value, even
