@@ -211,19 +211,22 @@ func resolveLinks(name string) (string, error) {
 	if target, err := filepath.EvalSymlinks(name); err == nil {
 		return target, nil
 	}
-	if _, err := os.Stat(name); !errors.Is(err, fs.ErrNotExist) {
+	if _, err := os.Stat(name); err == nil {
 		return name, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%s: %w", name, err) // a loop, say
 	}
 	p := name
 	for range maxLinks {
-		// The directory the kernel reaches, links and all: a relative
-		// target starts there (".." cleaned lexically would start
-		// from the path as written).
-		dir, err := filepath.EvalSymlinks(filepath.Dir(p))
+		// The directory the kernel reaches, links and all: EvalSymlinks
+		// resolves a ".." after a link as the kernel does, where
+		// cleaning the path as text first would not.
+		dirPart, base := splitLast(p)
+		dir, err := filepath.EvalSymlinks(dirPart)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", name, err)
 		}
-		p = filepath.Join(dir, filepath.Base(p))
+		p = dir + string(filepath.Separator) + base
 		st, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return p, nil // the end of the chain, in a directory that exists
@@ -239,11 +242,24 @@ func resolveLinks(name string) (string, error) {
 			return "", fmt.Errorf("%s: %w", name, err)
 		}
 		if !filepath.IsAbs(target) {
-			target = filepath.Join(dir, target)
+			target = dir + string(filepath.Separator) + target // not cleaned: see above
 		}
 		p = target
 	}
 	return "", fmt.Errorf("%s: too many levels of symbolic links", name)
+}
+
+// splitLast splits p at its last separator, without cleaning either part:
+// the directory part ("." if there is none) and the last element.
+func splitLast(p string) (dir, base string) {
+	i := strings.LastIndexByte(p, filepath.Separator)
+	switch {
+	case i < 0:
+		return ".", p
+	case i == 0:
+		return string(filepath.Separator), p[1:]
+	}
+	return p[:i], p[i+1:]
 }
 
 // errReported is a parse error that the flag package already printed.
