@@ -138,6 +138,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxBodyBytes == 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	if o.MaxBodyBytes < 0 {
 		return bad("max-body-bytes must be positive")
 	}

@@ -89,6 +89,16 @@ func New(o Options) (*Server, error) {
 		o.MaxValueBytes /= 2
 	}
 	if err != nil {
+		tiny := o
+		tiny.MaxValueBytes = 1
+		c, terr := openStore(tiny)
+		if terr != nil {
+			// Not the value: no store can be made of max-bytes and
+			// shards (halving a default value limit down to 1 then
+			// blamed "max-value-bytes 1", which nobody had set).
+			return nil, fmt.Errorf("%w: max-bytes %d with shards %d makes no store: %w", ErrInvalidOptions, o.MaxBytes, o.Shards, terr)
+		}
+		c.Close()
 		return nil, fmt.Errorf("%w: max-value-bytes %d (with a key of max-key-bytes %d) must fit in a store shard: raise max-bytes or lower them (%w)",
 			ErrInvalidOptions, o.MaxValueBytes, o.MaxKeyBytes, err)
 	}
