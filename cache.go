@@ -235,8 +235,8 @@ const maxWriteBatch = 32
 // scored as a larger cache's (arc-oltp at 250 entries: 27.22% hits against
 // 26.64% with the bound held; at 32 entries, more than Bélády's optimum).
 // A pass for every write instead, the bound held however large the cache,
-// cost 10 to 27% (median 15%) of the throughput on uniform keys over 10 times a capacity
-// of 100,000 (bench/cmd/throughput, 3 alternating runs).
+// cost 10 to 27% (median 15%) of the throughput on uniform keys over 10
+// times a capacity of 100,000 (bench/cmd/throughput, 3 alternating runs).
 const writeBatchShare = 1024
 
 // writeQueueSize returns the capacity of the write queue (which rounds it
@@ -249,8 +249,8 @@ const writeBatchShare = 1024
 // known to the policy, so a small cache keeps it short: it bounds how far
 // the index may exceed the maximum. So a cache bounded by count queues at
 // most a sixteenth of its maximum (minWriteQueue at least; rounded up to a
-// power of two, so up to an eighth), whatever the
-// number of processors: a cache of 1,000 entries on two processors had a
+// power of two, so up to an eighth), whatever the number of processors: a
+// cache of 1,000 entries on two processors had a
 // queue of 256 records (6 kB, 6 bytes per entry, and a quarter of the
 // maximum in the index unknown to the policy), now 64.
 func writeQueueSize(maxEntries, procs int) int {
