@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cachekit/cachekit"
 )
 
 // A background reload that failed while InvalidateAll ran could store the
@@ -23,33 +25,7 @@ import (
 // failing source hit it within seconds).
 func TestInvalidateAllClearRacesFailedReload(t *testing.T) {
 	clk := &stepClock{t: time.Unix(1000, 0)}
-	var calls atomic.Int32
-	var armed atomic.Bool
-	weighEntered := make(chan struct{})
-	weighGate := make(chan struct{})
-	c, err := New(Options[int, string]{
-		Loader: LoaderFunc[int, string](func(ctx context.Context, key int) (string, error) {
-			if calls.Add(1) == 1 {
-				return "old", nil
-			}
-			return "", errors.New("source down")
-		}),
-		TTL:          time.Hour,
-		RefreshAfter: time.Minute,
-		MaxStale:     time.Hour,
-		MaxWeight:    1000,
-		Weigher: func(key int, v string) uint32 {
-			if armed.CompareAndSwap(true, false) {
-				close(weighEntered)
-				<-weighGate
-			}
-			return 1
-		},
-		Clock: clk,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, w := newFailingReloads(t, clk)
 	defer c.Close()
 	last := &c.shards[len(c.shards)-1]
 	key := 0
@@ -82,15 +58,56 @@ func TestInvalidateAllClearRacesFailedReload(t *testing.T) {
 		}
 		runtime.Gosched()
 	}
-	armed.Store(true)
+	w.armed.Store(true)
 	mustGet(t, c, key, "old") // concurrent with InvalidateAll; starts a reload, which fails
-	<-weighEntered            // the failure's record (keeping "old") is being written
+	<-w.entered               // the failure's record (keeping "old") is being written
 	last.mu.Unlock()
 	<-invDone // InvalidateAll has cleared the core and returned
-	close(weighGate)
+	close(w.release)
 	c.loads.Wait() // the reload has stored its failure
 	v, err := c.Get(context.Background(), key)
 	if err == nil && v == "old" {
 		t.Fatalf("after InvalidateAll returned: Get = %q, %v (the removed value, fresh); want a load", v, err)
 	}
+}
+
+// weighHold holds the first Weigher call after armed is set (inside the
+// store of a load's record) until release is closed.
+type weighHold struct {
+	armed   atomic.Bool
+	entered chan struct{} // closed when the held call begins
+	release chan struct{}
+}
+
+// newFailingReloads returns a cache on clk whose loader answers "old" once
+// and fails after that (TTL 1h, RefreshAfter 1m, MaxStale 1h: a failed
+// reload keeps "old" for stale-if-error), and the hold on its Weigher.
+func newFailingReloads(t *testing.T, clk cachekit.Clock) (*Cache[int, string], *weighHold) {
+	t.Helper()
+	w := &weighHold{entered: make(chan struct{}), release: make(chan struct{})}
+	var calls atomic.Int32
+	c, err := New(Options[int, string]{
+		Loader: LoaderFunc[int, string](func(ctx context.Context, key int) (string, error) {
+			if calls.Add(1) == 1 {
+				return "old", nil
+			}
+			return "", errors.New("source down")
+		}),
+		TTL:          time.Hour,
+		RefreshAfter: time.Minute,
+		MaxStale:     time.Hour,
+		MaxWeight:    1000,
+		Weigher: func(key int, v string) uint32 {
+			if w.armed.CompareAndSwap(true, false) {
+				close(w.entered)
+				<-w.release
+			}
+			return 1
+		},
+		Clock: clk,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, w
 }

@@ -2,7 +2,6 @@ package loading
 
 import (
 	"context"
-	"errors"
 	"runtime"
 	"strings"
 	"sync"
@@ -45,33 +44,7 @@ func (c *gatedClock) add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.
 // returned.
 func TestInvalidateAllClearRunningAtCheck(t *testing.T) {
 	clk := &gatedClock{t: time.Unix(1000, 0), entered: make(chan struct{}), gate: make(chan struct{})}
-	var calls atomic.Int32
-	var weighArmed atomic.Bool
-	weighEntered := make(chan struct{})
-	weighGate := make(chan struct{})
-	c, err := New(Options[int, string]{
-		Loader: LoaderFunc[int, string](func(ctx context.Context, key int) (string, error) {
-			if calls.Add(1) == 1 {
-				return "old", nil
-			}
-			return "", errors.New("source down")
-		}),
-		TTL:          time.Hour,
-		RefreshAfter: time.Minute,
-		MaxStale:     time.Hour,
-		MaxWeight:    1000,
-		Weigher: func(key int, v string) uint32 {
-			if weighArmed.CompareAndSwap(true, false) {
-				close(weighEntered)
-				<-weighGate
-			}
-			return 1
-		},
-		Clock: clk,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, w := newFailingReloads(t, clk)
 	defer c.Close()
 	const key = 1
 	mustGet(t, c, key, "old")
@@ -87,15 +60,15 @@ func TestInvalidateAllClearRunningAtCheck(t *testing.T) {
 	// A read now starts a reload (registered after InvalidateAll passed
 	// the shard), which fails: its store reads the count (already
 	// incremented), finds "old" still current, and starts writing the copy.
-	weighArmed.Store(true)
+	w.armed.Store(true)
 	mustGet(t, c, key, "old") // concurrent with InvalidateAll
-	<-weighEntered
+	<-w.entered
 
 	// The clear runs to its end and InvalidateAll returns; then the
 	// copy is written.
 	close(clk.gate)
 	<-invDone
-	close(weighGate)
+	close(w.release)
 	c.loads.Wait()
 
 	v, err := c.Get(context.Background(), key)
