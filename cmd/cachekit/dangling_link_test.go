@@ -28,15 +28,7 @@ func TestDanglingLinkThroughLinkedDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := filepath.Join(dir, "view", "out")
-	if err := writeFileAtomic(name, []byte("data")); err != nil {
-		t.Fatal(err)
-	}
-	got, err := os.ReadFile(name)
-	if err != nil || string(got) != "data" {
-		_, stray := os.Stat(filepath.Join(dir, "chart.svg"))
-		t.Errorf("after writeFileAtomic(%s): reading it back gives %q, %v; want \"data\" (in real/chart.svg; stray dir/chart.svg created: %v)",
-			name, got, err, stray == nil)
-	}
+	writeThroughToReal(t, dir, name)
 }
 
 // writeFileAtomic through a dangling link whose target's directory did not
@@ -59,5 +51,21 @@ func TestDanglingLinkIntoMissingDirKeepsLink(t *testing.T) {
 	if lst.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("writeFileAtomic(%s) = %v, and the link to %s is now a regular file (%v); want the link kept and an error, as os.WriteFile gives",
 			link, werr, target, lst.Mode())
+	}
+}
+
+// writeThroughToReal writes "data" through name, a dangling link that
+// leads to dir/real/chart.svg, and checks that it reads back (no stray
+// dir/chart.svg instead).
+func writeThroughToReal(t *testing.T, dir, name string) {
+	t.Helper()
+	if err := writeFileAtomic(name, []byte("data")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(name)
+	if err != nil || string(got) != "data" {
+		_, stray := os.Stat(filepath.Join(dir, "chart.svg"))
+		t.Errorf("after writeFileAtomic(%s): reading it back gives %q, %v; want \"data\" (in real/chart.svg; stray dir/chart.svg created: %v)",
+			name, got, err, stray == nil)
 	}
 }
