@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -239,9 +240,13 @@ func (rep *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	rate := "unpaced"
 	if rep.TargetRate > 0 {
-		rate = fmt.Sprintf("%g req/s", rep.TargetRate)
+		rate = plainNumber(rep.TargetRate) + " req/s"
 	}
-	fmt.Fprintf(&b, "target       %s %s, %s loop, %s, %d workers\n", rep.Mode, rep.URL, rep.Loop, rate, rep.Concurrency)
+	workers := "workers"
+	if rep.Concurrency == 1 {
+		workers = "worker"
+	}
+	fmt.Fprintf(&b, "target       %s %s, %s loop, %s, %d %s\n", rep.Mode, rep.URL, rep.Loop, rate, rep.Concurrency, workers)
 	keys := "uniform"
 	switch {
 	case rep.Zipf > 0:
@@ -251,7 +256,7 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "keys         %d %s, group %d, seed %d", rep.Cardinality, keys, rep.Group, rep.Seed)
 	if rep.WriteRatio > 0 {
-		fmt.Fprintf(&b, "; writes %g%% by %s, %d-byte values", 100*rep.WriteRatio, rep.WriteMethod, rep.ValueSize)
+		fmt.Fprintf(&b, "; writes %s%% by %s, %d-byte values", plainNumber(100*rep.WriteRatio), rep.WriteMethod, rep.ValueSize)
 		if rep.Batch > 1 {
 			fmt.Fprintf(&b, " in batches of %d", rep.Batch)
 		}
@@ -295,6 +300,16 @@ func (rep *Report) WriteText(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// plainNumber formats v with at most 6 significant digits and no exponent
+// (1000000, not 1e+06; 0.00001, not 9.999999999999999e-06).
+func plainNumber(v float64) string {
+	rounded, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	if err != nil { // not reached: FormatFloat's output parses
+		rounded = v
+	}
+	return strconv.FormatFloat(rounded, 'f', -1, 64)
 }
 
 func writeLatency(b *strings.Builder, name string, l Latency) {
