@@ -19,7 +19,14 @@ rev=$1
 root=$(cd "$(dirname "$0")/.." && pwd)
 count=${COUNT:-10}
 filter=${BENCHFILTER:-.}
-benchstat=${BENCHSTAT:-$(go env GOPATH)/bin/benchstat}
+# go install puts it in GOBIN, or else in the bin directory of GOPATH's
+# first entry (GOPATH may list several, separated by colons).
+bindir=$(go env GOBIN)
+if [ -z "$bindir" ]; then
+	bindir=$(go env GOPATH)
+	bindir=${bindir%%:*}/bin
+fi
+benchstat=${BENCHSTAT:-$bindir/benchstat}
 if ! [ -x "$benchstat" ]; then
 	echo "benchstat is missing ($benchstat): run make setup" >&2
 	exit 1
