@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
+
+	"github.com/cachekit/cachekit/internal/atomicfile"
 )
 
 // Snapshot format, version 1 (all integers little endian):
@@ -317,14 +321,25 @@ func (c *Cache) loadBlock(stores []store, b []byte, now *lazyNow) (int, error) {
 
 // SaveToFile writes a snapshot to the file at path atomically: to a
 // temporary file in the same directory (mode 0600), synced, then renamed
-// over path, and the directory synced where the system allows. On error
-// path is left as it was. After Close it returns
+// over path, and the directory synced where the system allows. If path is
+// a symbolic link, the file it leads to is replaced and the link kept. On
+// error path is left as it was; a path that is a directory is an error
+// (syscall.EISDIR) before anything is written. After Close it returns
 // ErrClosed and creates no file.
 func (c *Cache) SaveToFile(path string) (err error) {
 	if c.closed.Load() {
 		return ErrClosed
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	// Through a symbolic link, the file it leads to is replaced: renamed
+	// over, the link itself would become a file beside the old snapshot.
+	path, err = atomicfile.Resolve(path)
+	if err != nil {
+		return err
+	}
+	if st, serr := os.Stat(path); serr == nil && st.IsDir() {
+		return &fs.PathError{Op: "save", Path: path, Err: syscall.EISDIR}
+	}
+	f, err := atomicfile.CreateTemp(filepath.Dir(path), 0o600)
 	if err != nil {
 		return err
 	}

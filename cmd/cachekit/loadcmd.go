@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/cachekit/cachekit/cmd/cachekit/internal/load"
+	"github.com/cachekit/cachekit/internal/atomicfile"
 )
 
 const loadUsage = `usage: cachekit load [flags] [URL]
@@ -193,7 +194,7 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 // (a device or a pipe, which writeFileAtomic writes as it is, is not
 // checked).
 func checkWritable(name string) error {
-	name, err := resolveLinks(name)
+	name, err := atomicfile.Resolve(name)
 	if err != nil {
 		return err
 	}
@@ -202,7 +203,7 @@ func checkWritable(name string) error {
 	} else if err == nil && !st.Mode().IsRegular() {
 		return nil
 	}
-	f, err := createTemp(filepath.Dir(name))
+	f, err := atomicfile.CreateTemp(filepath.Dir(name), 0o644)
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,6 +19,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/cachekit/cachekit/internal/atomicfile"
 	"github.com/cachekit/cachekit/sim"
 )
 
@@ -132,7 +132,7 @@ func simulate(args []string, stdout, stderr io.Writer) int {
 // nor missing (a device or a pipe: /dev/stdout, /dev/null) has nothing to
 // replace: data is written to it as it is.
 func writeFileAtomic(name string, data []byte) error {
-	name, err := resolveLinks(name)
+	name, err := atomicfile.Resolve(name)
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func writeFileAtomic(name string, data []byte) error {
 		}
 		perm, replacing = st.Mode().Perm(), true // kept
 	}
-	tmp, err := createTemp(filepath.Dir(name))
+	tmp, err := atomicfile.CreateTemp(filepath.Dir(name), 0o644)
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
@@ -175,91 +175,6 @@ func writeFileAtomic(name string, data []byte) error {
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
-}
-
-// createTemp creates a new file in dir for writeFileAtomic and
-// checkWritable. Its name has a bounded length (one built from the target's
-// name made a valid name of 240 bytes or more too long), and its mode is
-// 0644 less the umask, as os.WriteFile would create the target.
-func createTemp(dir string) (*os.File, error) {
-	for range 10000 {
-		name := filepath.Join(dir, ".cachekit-"+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
-		if !errors.Is(err, fs.ErrExist) {
-			return f, err
-		}
-	}
-	return nil, fmt.Errorf("%s: no free name for a temporary file", dir)
-}
-
-// maxLinks bounds the links resolveLinks follows by hand, as the kernel
-// bounds a path's (ELOOP).
-const maxLinks = 40
-
-// resolveLinks returns the file that name's symbolic links lead to, or name
-// if it has none, or if they lead to something name itself opens (a link
-// into /proc/self/fd to a pipe). A dangling link leads to the file it
-// names, which does not exist yet: written through, the link is kept, as a
-// shell's redirection keeps it. A dangling link that leads nowhere a file
-// can be created (into a missing directory, or round a loop) is an error,
-// as the kernel's open reports it: writing over the link itself would lose
-// it.
-func resolveLinks(name string) (string, error) {
-	if st, err := os.Lstat(name); err != nil || st.Mode()&fs.ModeSymlink == 0 {
-		return name, nil
-	}
-	if target, err := filepath.EvalSymlinks(name); err == nil {
-		return target, nil
-	}
-	if _, err := os.Stat(name); err == nil {
-		return name, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("%s: %w", name, err) // a loop, say
-	}
-	p := name
-	for range maxLinks {
-		// The directory the kernel reaches, links and all: EvalSymlinks
-		// resolves a ".." after a link as the kernel does, where
-		// cleaning the path as text first would not.
-		dirPart, base := splitLast(p)
-		dir, err := filepath.EvalSymlinks(dirPart)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", name, err)
-		}
-		p = dir + string(filepath.Separator) + base
-		st, err := os.Lstat(p)
-		if errors.Is(err, fs.ErrNotExist) {
-			return p, nil // the end of the chain, in a directory that exists
-		}
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", name, err)
-		}
-		if st.Mode()&fs.ModeSymlink == 0 {
-			return p, nil
-		}
-		target, err := os.Readlink(p)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", name, err)
-		}
-		if !filepath.IsAbs(target) {
-			target = dir + string(filepath.Separator) + target // not cleaned: see above
-		}
-		p = target
-	}
-	return "", fmt.Errorf("%s: too many levels of symbolic links", name)
-}
-
-// splitLast splits p at its last separator, without cleaning either part:
-// the directory part ("." if there is none) and the last element.
-func splitLast(p string) (dir, base string) {
-	i := strings.LastIndexByte(p, filepath.Separator)
-	switch {
-	case i < 0:
-		return ".", p
-	case i == 0:
-		return string(filepath.Separator), p[1:]
-	}
-	return p[:i], p[i+1:]
 }
 
 // errReported is a parse error that the flag package already printed.
