@@ -207,11 +207,15 @@ func sketchPeriod(weighted bool) uint64 {
 
 // setWindowShare sets the window's target to share of the maximum and the
 // protected segment's to its share of the rest. A window over its new target
-// hands its oldest entries to probation at once; a window under it fills
+// hands its oldest entries to probation at once (while the policy is within
+// its maximum; over it, they leave through Evict); a window under it fills
 // with new entries as the main space gives up victims.
 func (p *TinyLFU) setWindowShare(share float64) {
 	p.windowMax, p.protectedMax = windowSplit(share, p.max)
-	for p.window.Weight() > p.windowMax && p.window.Len() > 0 {
+	// Over the maximum (adapt runs from Add, before Evict), the excess
+	// leaves the window through Evict, as candidates that must beat the
+	// main space's victims, as in shrinkWindow.
+	for p.weight <= p.max && p.window.Weight() > p.windowMax && p.window.Len() > 0 {
 		n := p.window.Front()
 		p.window.Remove(n)
 		n.Queue = qProbation
