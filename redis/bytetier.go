@@ -308,7 +308,7 @@ func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl 
 		t.incompatible(key, err)
 		return dst, 0, false, nil
 	case err != nil:
-		if callerDone(ctx) { // the caller gave up: no failure of Redis
+		if callerEnded(ctx, err) { // the caller gave up: no failure of Redis
 			err = callerErr(ctx, err)
 		} else {
 			t.st.l2Errors.Add(1)

@@ -447,7 +447,7 @@ func (c *Cache[V]) read(ctx context.Context, key string) (entry, time.Duration, 
 		c.st.l2Incompatible.Add(1)
 		c.logs.log(c.log, "incompatible", "redis: unreadable key", "key", rkey, "err", err)
 		return entry{}, 0, l2Unavailable, start
-	case err != nil && (callerDone(ctx) || errors.Is(err, ErrClosed)):
+	case err != nil && (callerEnded(ctx, err) || errors.Is(err, ErrClosed)):
 		// The caller gave up, or Close came first (reads.get): no
 		// failure of Redis (nor of the breaker's).
 		return entry{}, 0, l2Unavailable, start

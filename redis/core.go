@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -261,10 +262,16 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 			}
 			pub = publish(pctx, c.client)
 		}
-		if pub != nil {
-			return errors.Join(w.Err(), pub.Err())
+		if err := w.Err(); err != nil || pub == nil {
+			return err
 		}
-		return w.Err()
+		if err := pub.Err(); err != nil && !channelRefused(err) {
+			return err
+		}
+		// A publication the server refused for its channel (an ACL
+		// without it: NOPERM) says nothing of Redis's health, which
+		// stored the write: the error is the caller's, not the breaker's.
+		return nil
 	})
 	if pub != nil && pub.Err() == nil {
 		c.st.sent.Add(1)
@@ -275,7 +282,7 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 			// its answer (or Timeout), which ended it then.
 			err = callerErr(ctx, err)
 		}
-		if !callerDone(ctx) {
+		if !callerEnded(ctx, w.Err()) {
 			c.st.l2WriteErrors.Add(1)
 		}
 		return w, fmt.Errorf("redis: writing %q: %w", key, err)
@@ -345,6 +352,13 @@ func detach(ctx context.Context, f func() error) error {
 // half-open probe it would keep the breaker half-open for good.
 var errNilContext = errors.New("redis: nil Context")
 
+// channelRefused reports whether err, the error of a PUBLISH or SPUBLISH,
+// is the server refusing the channel to this user (an ACL that does not
+// list it): every other command may still work.
+func channelRefused(err error) bool {
+	return isServerReply(err) && strings.HasPrefix(err.Error(), "NOPERM")
+}
+
 // callerDone reports whether the caller's context ctx has ended, or its
 // deadline has passed: a Redis call that the caller's deadline bounds fails
 // at it (the client sets it on the connection), often before ctx's own
@@ -352,6 +366,20 @@ var errNilContext = errors.New("redis: nil Context")
 // no failure of Redis.
 func callerDone(ctx context.Context) bool {
 	return ctx.Err() != nil || pastDeadline(ctx)
+}
+
+// callerEnded reports whether err, the error of a Redis call made for ctx,
+// is the caller's doing rather than Redis's: ctx's deadline has passed
+// (the call failed at it, or would have), or ctx has ended and err is its
+// error (the call was refused, or given up on, for it). A call already sent
+// when ctx was cancelled waits for Redis's answer, or for Timeout: how it
+// ends is Redis's doing, though ctx has ended since (callerDone).
+func callerEnded(ctx context.Context, err error) bool {
+	if pastDeadline(ctx) {
+		return true
+	}
+	cerr := ctx.Err()
+	return cerr != nil && errors.Is(err, cerr)
 }
 
 // pastDeadline reports whether ctx's deadline has passed.
@@ -415,7 +443,7 @@ func (c *core) report(ctx context.Context, tk ticket, err error) {
 	switch {
 	case err == nil || errors.Is(err, goredis.Nil):
 		c.brk.success(tk)
-	case callerDone(ctx) || isPanic(err) || errors.Is(err, ErrClosed):
+	case callerEnded(ctx, err) || isPanic(err) || errors.Is(err, ErrClosed):
 		c.brk.neutral(tk)
 	case isServerReply(err) && !unavailableReply(err):
 		c.brk.success(tk)
