@@ -94,8 +94,8 @@
 //     for itself. A cycle through loads started by unrelated callers
 //     (A's load waits for B's, whose loader asks for A), or through a
 //     background reload (which nobody waits for, so it starts a chain of
-//     its own), is not detected; each waiter's context and LoadTimeout
-//     bound it.
+//     its own, in this cache and in every other cache its loader calls),
+//     is not detected; each waiter's context and LoadTimeout bound it.
 //   - Loaders run on goroutines of the cache with a context derived from
 //     context.WithoutCancel of the starting caller's context (its values
 //     are visible), cancelled after LoadTimeout and by Close.

@@ -118,6 +118,22 @@ type chain[K comparable, V any] struct {
 // chainKey is the context key of a cache's chain.
 type chainKey[K comparable, V any] struct{ c *Cache[K, V] }
 
+func (chainKey[K, V]) chain() {}
+
+// anyChainKey is a chainKey of any cache.
+type anyChainKey interface{ chain() }
+
+// withoutChains is a context that hides the chains of every cache in its
+// parent, for a background reload: its loader starts new chains.
+type withoutChains struct{ context.Context }
+
+func (w withoutChains) Value(key any) any {
+	if _, ok := key.(anyChainKey); ok {
+		return nil
+	}
+	return w.Context.Value(key)
+}
+
 func chainOf[K comparable, V any](ctx context.Context, c *Cache[K, V]) *chain[K, V] {
 	ch, _ := ctx.Value(chainKey[K, V]{c}).(*chain[K, V])
 	return ch
@@ -167,9 +183,14 @@ func (c *Cache[K, V]) launch(ctx context.Context, fl []*flight[K, V], slot bool)
 	// A background reload starts a chain of its own: nobody waits for it,
 	// so its loader waiting for a key of its starter's chain is no cycle
 	// (ErrReentrant there was a false failure, cached for ErrorTTL).
+	// Its loader may call other caches too: their chains are dropped as
+	// well (a reload of Y started by X's loader got ErrReentrant from X for
+	// the key X's load, which does not wait for the reload, was loading).
 	var parent *chain[K, V]
 	if !slot {
 		parent = chainOf(ctx, c)
+	} else {
+		lctx = withoutChains{lctx}
 	}
 	lctx = context.WithValue(lctx, chainKey[K, V]{c}, &chain[K, V]{flights: fl, parent: parent})
 	lim := new(ttlLimit)
