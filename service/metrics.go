@@ -218,7 +218,7 @@ func (s *Server) writeMetrics(w http.ResponseWriter) {
 	one("cachekit_store_deletes_total", "counter", "Live entries deleted.", float64(st.Deletes))
 	one("cachekit_store_evictions_total", "counter", "Live entries evicted to make room (they are no longer readable).", float64(st.Evictions))
 	one("cachekit_store_expirations_total", "counter", "Entries removed because their TTL had passed.", float64(st.Expirations))
-	one("cachekit_store_collisions_total", "counter", "Reads that met another key with the same 32-bit hash tag.", float64(st.Collisions))
+	one("cachekit_store_collisions_total", "counter", "Keys compared in full that differed from the key sought though their 32-bit hash tags matched, on reads, writes and deletes.", float64(st.Collisions))
 	one("cachekit_store_entries", "gauge", "Entries in the store's index (live and expired ones not yet removed).", float64(st.Entries))
 	one("cachekit_store_live_bytes", "gauge", "Bytes of the entries in the store's index (headers, keys and values; live and expired ones not yet removed).", float64(st.BytesLive))
 	one("cachekit_store_used_bytes", "gauge", "Bytes of the rings in use (live entries and space not yet reclaimed).", float64(st.BytesUsed))
