@@ -73,9 +73,9 @@ func (JSONCodec[V]) Decode(data []byte) (V, error) {
 
 // fingerprint identifies V's shape, the codec and the version: values
 // stored under another fingerprint are treated as misses. It hashes the
-// type's structure (kinds, names, struct fields with their tags,
-// recursively), not just its name, so that a field added, removed, renamed
-// or retyped changes it.
+// type's structure (kinds, names, struct fields with their tags and
+// whether they are embedded, recursively), not just its name, so that a
+// field added, removed, renamed, retyped or embedded changes it.
 func fingerprint[V any](codec Codec[V], version string) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "codec=%s;version=%s;", codec.Name(), version)
@@ -121,6 +121,9 @@ func describe(w writer, t reflect.Type, seen map[reflect.Type]int) {
 		put("{")
 		for i := range t.NumField() {
 			f := t.Field(i)
+			if f.Anonymous { // embedded: its fields are the outer struct's in JSON
+				put("embedded ")
+			}
 			put(f.Name + " " + strconv.Quote(string(f.Tag)) + " ")
 			describe(w, f.Type, seen)
 			put(";")
