@@ -104,7 +104,12 @@ type Options[K comparable, V any] struct {
 	// millisecond after its deadline, more if the process is starved of
 	// CPU; "never returned once expired" is by this clock). Tests
 	// may supply a fake clock; reads then call Clock.Now every time they
-	// find an entry with a TTL.
+	// find an entry with a TTL. The cache counts time from the clock's
+	// reading at New, as a time.Duration (about ±292 years): a clock that
+	// later reads further from it (a fake clock that read the zero
+	// time.Time at New and is then set to today) is taken to stand at that
+	// limit, where every TTL has run out (ahead) or none ever runs out
+	// (behind). Start a fake clock at a real date.
 	Clock Clock
 }
 
