@@ -106,9 +106,9 @@ var stringRegistry = []StringInfo{
 	{Name: "map", Kind: KindMap, Serial: true,
 		Config: "a plain `map[string]V`, no lock: only where one goroutine uses it (the GC and memory baselines)."},
 	{Name: "bigcache", Kind: KindBytes, TTL: true,
-		Config: "bigcache v3 `Config{Shards: 1024, LifeWindow: ttl (24 h without one), CleanWindow: 0, MaxEntriesInWindow: capacity, MaxEntrySize: entry bytes, HardMaxCacheSize: 0}`: its default shard count, presized for the entries as its documentation advises; values encoded with the scenario's codec."},
+		Config: "bigcache v3 `Config{Shards: 1024, LifeWindow: ttl (24 h without one), CleanWindow: 0, MaxEntriesInWindow: capacity, MaxEntrySize: entry bytes, HardMaxCacheSize: 0}`: its default shard count, presized for the entries as its documentation advises; values encoded with the scenario's codec; with a TTL, read with `GetWithInfo` (an entry past LifeWindow is a miss)."},
 	{Name: "freecache", Kind: KindBytes, TTL: true,
-		Config: "freecache `NewCache(budget)` (budget: see the byte caches' sizing), `Set` with the TTL in seconds (rounded up); values encoded with the scenario's codec, read with `GetWithBuf` into a pooled buffer."},
+		Config: "freecache `NewCache(budget)` (budget: see the byte caches' sizing), `Set` with the TTL in seconds, rounded up plus one (freecache counts from the current second cut down: no entry expires early); values encoded with the scenario's codec, read with `GetWithBuf` into a pooled buffer."},
 	{Name: "fastcache", Kind: KindBytes,
 		Config: "fastcache `New(budget)` (budget: see the byte caches' sizing; at least its 32 MiB minimum); no TTL; values encoded with the scenario's codec, read with `HasGet` into a pooled buffer."},
 }

@@ -32,13 +32,15 @@ func newByteString[V any](name string, cfg StringConfig[V]) (StringCache[V], err
 		if err != nil {
 			return nil, err
 		}
-		return &bigcacheString[V]{c: c, codec: cfg.Codec}, nil
+		return &bigcacheString[V]{c: c, codec: cfg.Codec, ttl: cfg.TTL > 0}, nil
 	case "freecache":
-		// freecache counts whole seconds: round up, so that no entry
-		// expires before its TTL (1.9 s is 2 s, not 1 s).
+		// freecache counts whole seconds from the current second cut
+		// down (an entry set at x.9 s for 2 s expires at x+2.0, 1.1 s
+		// later): round up and add a second, so that no entry expires
+		// before its TTL (1.9 s is 3 s); one may outlive it by under 2 s.
 		ttl := 0
 		if cfg.TTL > 0 {
-			ttl = int(cfg.TTL / time.Second)
+			ttl = int(cfg.TTL/time.Second) + 1
 			if cfg.TTL%time.Second != 0 {
 				ttl++
 			}
@@ -83,11 +85,26 @@ func decode[V any](codec Codec[V], b []byte) V {
 type bigcacheString[V any] struct {
 	c     *bigcache.BigCache
 	codec Codec[V]
+	ttl   bool // entries expire (StringConfig.TTL)
 }
 
 func (a *bigcacheString[V]) Name() string { return "bigcache" }
 func (a *bigcacheString[V]) Get(k string) (V, bool) {
-	b, err := a.c.Get(k) // bigcache copies the entry into a new slice
+	// bigcache copies the entry into a new slice. Get does not look at
+	// the entry's age (only the cleaner, off here, removes old entries):
+	// with a TTL, GetWithInfo says whether it outlived LifeWindow (it
+	// reads the clock, which a Get without a TTL does not pay).
+	var b []byte
+	var err error
+	if a.ttl {
+		var info bigcache.Response
+		b, info, err = a.c.GetWithInfo(k)
+		if err == nil && info.EntryStatus == bigcache.Expired {
+			err = bigcache.ErrEntryNotFound
+		}
+	} else {
+		b, err = a.c.Get(k)
+	}
 	if err != nil {
 		var zero V
 		return zero, false
