@@ -35,6 +35,7 @@ import (
 	"github.com/cachekit/cachekit/bench/internal/adapter"
 	"github.com/cachekit/cachekit/bench/internal/articles"
 	"github.com/cachekit/cachekit/bench/internal/cli"
+	"github.com/cachekit/cachekit/bench/internal/report"
 )
 
 func main() {
@@ -83,7 +84,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			WritePcts:  articles.WritePcts,
 			Caches:     articles.Describe(names),
 		}
-		rep.Method = fmt.Sprintf("%d rounds; each cache in a fresh process per round, caches interleaved; medians", *rounds)
+		rep.Method = method(*rounds)
 		results, err := articles.Measure(articles.Config{Caches: names, Entries: *entries, Goroutines: *goroutines,
 			Duration: *duration, Rounds: *rounds, Seed: *seed, Progress: stderr})
 		if err != nil {
@@ -100,4 +101,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprint(stdout, rep.Table(nil, "cachekit"))
 	return out.Write(&rep, func(dir string) ([]string, error) { return rep.Charts(dir, "articles", nil) }, rep.Markdown)
+}
+
+// method is the header's line on how the figures were taken.
+func method(rounds int) string {
+	return report.Count(rounds, "round") + "; each cache in a fresh process per round, caches interleaved; medians"
 }

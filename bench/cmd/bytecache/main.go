@@ -32,6 +32,7 @@ import (
 	"github.com/cachekit/cachekit/bench/internal/bytereport"
 	"github.com/cachekit/cachekit/bench/internal/cli"
 	"github.com/cachekit/cachekit/bench/internal/gcimpact"
+	"github.com/cachekit/cachekit/bench/internal/report"
 )
 
 // The children are told which job they get by their arguments.
@@ -81,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		start := time.Now()
 		rep.Header = out.Header("./bench/cmd/bytecache", args)
-		rep.Method = fmt.Sprintf("articles' table: %d rounds; GC experiment: %d round(s); every cache in a fresh process; medians", *rounds, *gcRounds)
+		rep.Method = method(*rounds, *gcRounds)
 		rep.Articles = articles.Report{Header: rep.Header, Entries: *entries, Goroutines: *goroutines, Duration: duration.String(),
 			Rounds: *rounds, WritePcts: bytereport.WritePcts, Caches: articles.Describe(bytereport.Caches)}
 		res, err := articles.Measure(articles.Config{Caches: bytereport.Caches, Entries: *entries, Goroutines: *goroutines, Duration: *duration,
@@ -122,4 +123,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return append(a, g...), nil
 	}
 	return out.Write(&rep, charts, rep.Markdown)
+}
+
+// method is the header's line on how the figures were taken.
+func method(rounds, gcRounds int) string {
+	return fmt.Sprintf("articles' table: %s; GC experiment: %s; every cache in a fresh process; medians",
+		report.Count(rounds, "round"), report.Count(gcRounds, "round"))
 }

@@ -34,6 +34,7 @@ import (
 	"github.com/cachekit/cachekit/bench/internal/adapter"
 	"github.com/cachekit/cachekit/bench/internal/cli"
 	"github.com/cachekit/cachekit/bench/internal/gcimpact"
+	"github.com/cachekit/cachekit/bench/internal/report"
 )
 
 func main() {
@@ -86,7 +87,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		start := time.Now()
 		rep = gcimpact.Report{Header: out.Header("./bench/cmd/gc", args), Sizes: ss, Template: tmpl, Rounds: *rounds,
 			Caches: gcimpact.Describe(names)}
-		rep.Method = fmt.Sprintf("%d round(s); every cache and size in a fresh process; medians", *rounds)
+		rep.Method = report.Count(*rounds, "round") + "; every cache and size in a fresh process; medians"
 		rep.Results, err = gcimpact.Measure(gcimpact.Config{Caches: names, Sizes: ss, Template: tmpl, Rounds: *rounds, Progress: stderr})
 		if err != nil {
 			return err

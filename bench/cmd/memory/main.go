@@ -66,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		start := time.Now()
 		rep = footprint.Report{Header: out.Header("./bench/cmd/memory", args), Sizes: ss, TTL: report.ShortDuration(*ttl), Rounds: *rounds, Churn: *churn, MinTotal: *minTotal}
-		rep.Method = fmt.Sprintf("%d rounds; every cache and size in a fresh process; medians", *rounds)
+		rep.Method = method(*rounds)
 		var names []string
 		for _, i := range infos {
 			names = append(names, i.Name)
@@ -87,4 +87,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprint(stdout, rep.ChurnTable())
 	fmt.Fprint(stdout, rep.RSSTable())
 	return out.Write(&rep, cli.OneChart(rep.Chart), func(charts []string) string { return rep.Markdown(charts[0]) })
+}
+
+// method is the header's line on how the figures were taken.
+func method(rounds int) string {
+	return report.Count(rounds, "round") + "; every cache and size in a fresh process; medians"
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/cachekit/cachekit/bench/internal/adapter"
 	"github.com/cachekit/cachekit/bench/internal/cli"
 	"github.com/cachekit/cachekit/bench/internal/replay"
+	"github.com/cachekit/cachekit/bench/internal/report"
 )
 
 func main() {
@@ -78,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		start := time.Now()
 		rep = replay.Report{Header: out.Header("./bench/cmd/replay", args), Dir: *dir, Rounds: *rounds, Goroutines: goroutines}
-		rep.Method = fmt.Sprintf("%d rounds, a fresh cache per replay, caches interleaved; medians", *rounds)
+		rep.Method = report.Count(*rounds, "round") + ", a fresh cache per replay, caches interleaved; medians"
 		for _, i := range infos {
 			rep.Caches = append(rep.Caches, i.Name)
 			rep.Configs = append(rep.Configs, i.Config)

@@ -30,6 +30,7 @@ import (
 
 	"github.com/cachekit/cachekit/bench/internal/adapter"
 	"github.com/cachekit/cachekit/bench/internal/cli"
+	"github.com/cachekit/cachekit/bench/internal/report"
 	"github.com/cachekit/cachekit/bench/internal/visibility"
 	"github.com/cachekit/cachekit/bench/internal/workload"
 )
@@ -93,7 +94,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 			ReplayCapacity:   *capacity,
 			ReplayGoroutines: *replayG,
 		}
-		rep.Method = fmt.Sprintf("%d rounds, a fresh cache per run, caches interleaved", *rounds)
+		rep.Method = report.Count(*rounds, "round") + ", a fresh cache per run, caches interleaved"
 		for _, i := range infos {
 			rep.Caches = append(rep.Caches, i.Name)
 			rep.Configs = append(rep.Configs, i.Config)

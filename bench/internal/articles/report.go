@@ -2,8 +2,10 @@ package articles
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cachekit/cachekit/bench/internal/adapter"
@@ -38,8 +40,8 @@ type Summary struct {
 	HeapMB    float64
 	RSSMB     float64
 	Objects   float64   // heap objects, millions
-	NsPerOp   []float64 // one per Report.WritePcts
-	NsSpread  []float64 // (max − min) / median of the rounds, per write share
+	NsPerOp   []float64 // one per Report.WritePcts; NaN: not measured
+	NsSpread  []float64 // (max − min) / median of the rounds, per write share; NaN: fewer than 2 rounds
 	HitRatios []float64 // of the Gets, per write share
 }
 
@@ -82,9 +84,12 @@ func (r *Report) Summaries() []Summary {
 					}
 				}
 			}
-			m := report.Median(ns)
+			m := math.NaN() // no phase at this share: missing, not 0
+			if len(ns) > 0 {
+				m = report.Median(ns)
+			}
 			s.NsPerOp = append(s.NsPerOp, m)
-			spread := 0.0
+			spread := math.NaN() // one round has no spread
 			if len(ns) > 1 && m > 0 {
 				spread = (slices.Max(ns) - slices.Min(ns)) / m
 			}
@@ -124,7 +129,7 @@ func (r *Report) Table(names []string, base string) string {
 		}
 		held := fmt.Sprintf("%d", s.Held)
 		if s.Held < r.Entries {
-			held = fmt.Sprintf("**%d** (%.1f%% lost)", s.Held, 100*float64(r.Entries-s.Held)/float64(r.Entries))
+			held = fmt.Sprintf("**%d** (%s%% lost)", s.Held, lostText(100*float64(r.Entries-s.Held)/float64(r.Entries)))
 		}
 		row := []string{s.Cache, s.Kind, held,
 			withRatio(s.HeapMB, b.HeapMB, hasBase && s.Cache != base, "%.1f"),
@@ -143,11 +148,40 @@ func (r *Report) Table(names []string, base string) string {
 }
 
 func withRatio(v, base float64, show bool, format string) string {
+	if math.IsNaN(v) {
+		return "–" // not measured
+	}
 	s := fmt.Sprintf(format, v)
 	if show && base > 0 {
-		s += fmt.Sprintf(" (%.2f×)", v/base)
+		s += " (" + report.Ratio(v, base) + ")"
 	}
 	return s
+}
+
+// lostText formats a share of entries lost, in percent, with one decimal
+// or as many more as it takes not to read as none ("0.0001").
+func lostText(pct float64) string {
+	s := fmt.Sprintf("%.1f", pct)
+	for d := 2; d <= 9 && pct > 0 && strings.Trim(s, "0.") == ""; d++ {
+		s = strconv.FormatFloat(pct, 'f', d, 64)
+	}
+	return s
+}
+
+// has reports whether the report describes the named cache.
+func (r *Report) has(name string) bool {
+	return slices.ContainsFunc(r.Caches, func(c Cache) bool { return c.Name == name })
+}
+
+// byteCaches returns the names of the report's byte caches, in its order.
+func (r *Report) byteCaches() []string {
+	var out []string
+	for _, c := range r.Caches {
+		if c.Kind == string(adapter.KindBytes) {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }
 
 // Charts draws the memory and time charts of the named caches (all if
@@ -199,16 +233,22 @@ func (r *Report) Markdown(charts []string) string {
 	b.WriteString(r.Header.Markdown(fmt.Sprintf("The articles' table: %s structs, memory and parallel time per operation", report.Thousands(r.Entries)),
 		"bench/cmd/articles (make bench BENCH=articles)"))
 	fmt.Fprintf(&b, "Every cache stores the same %s entries: keys `user:0` … `user:%d`, values `struct{N int; B bool; S string}` "+
-		"with a string of %d to %d bytes (`profile-` and a number). The byte caches (bigcache, freecache, fastcache%s) store the struct binary-encoded "+
-		"(a varint, a byte, a length-prefixed string) and decode it on every Get, as their users must. "+
-		"Each cache is measured in a fresh process (%d rounds, caches interleaved, medians shown); "+
+		"with a string of %d to %d bytes (`profile-` and a number). %s"+
+		"Each cache is measured in a fresh process (%s, caches interleaved, medians shown); "+
 		"docs/benchmarks/README.md explains the method.\n\n",
-		report.Thousands(r.Entries), r.Entries-1, len(NewValue(0).S), len(NewValue(max(r.Entries-1, 0)).S), byteExtra(r), r.Rounds)
+		report.Thousands(r.Entries), r.Entries-1, len(NewValue(0).S), len(NewValue(max(r.Entries-1, 0)).S), byteText(r), report.Count(r.Rounds, "round"))
 	b.WriteString("- **entries held**: keys a Get found after the fill (a cache that drops or refuses writes holds fewer).\n")
 	b.WriteString("- **heap MB**: growth of the Go heap in use (`runtime.MemStats.HeapInuse`) from before the cache was built to after the fill, each after a forced GC. " +
-		"It misses memory mapped outside the Go heap: fastcache's chunks are allocated with mmap.\n")
-	b.WriteString("- **resident MB**: growth of the process's resident set over the same span (after the GC, free pages returned to the OS): " +
-		"what the machine really gave the cache, off-heap chunks included. The fair figure for comparing byte caches with the others.\n")
+		"It misses memory mapped outside the Go heap")
+	if r.has("fastcache") {
+		b.WriteString(": fastcache's chunks are allocated with mmap")
+	}
+	b.WriteString(".\n- **resident MB**: growth of the process's resident set over the same span (after the GC, free pages returned to the OS): " +
+		"what the machine really gave the cache, off-heap chunks included.")
+	if len(r.byteCaches()) > 0 {
+		b.WriteString(" The fair figure for comparing byte caches with the others.")
+	}
+	b.WriteString("\n")
 	b.WriteString("- **heap objects**: growth of the number of live heap objects: what every GC cycle has to mark.\n")
 	procs := ""
 	if r.Goroutines == r.GOMAXPROCS {
@@ -217,7 +257,9 @@ func (r *Report) Markdown(charts []string) string {
 	fmt.Fprintf(&b, "- **ns/op**: wall-clock time per operation with %d goroutines%s reading and writing uniformly random keys of the %s "+
 		"for %s per round, as `go test` reports for `b.RunParallel`: elapsed time / operations. A read is a Get, a write a Set of an existing key with a new value.\n\n",
 		r.Goroutines, procs, report.Thousands(r.Entries), r.Duration)
-	b.WriteString("In parentheses: the figure as a multiple of cachekit's.\n\n")
+	if _, ok := Lookup(r.Summaries(), "cachekit"); ok {
+		b.WriteString("In parentheses: the figure as a multiple of cachekit's.\n\n")
+	}
 	b.WriteString(r.Table(nil, "cachekit"))
 	for _, c := range charts {
 		fmt.Fprintf(&b, "![%s](%s)\n\n", strings.TrimSuffix(c, ".png"), c)
@@ -231,6 +273,10 @@ func (r *Report) Markdown(charts []string) string {
 	for _, s := range r.Summaries() {
 		row := []string{s.Cache}
 		for _, x := range s.NsSpread {
+			if math.IsNaN(x) {
+				row = append(row, "–") // fewer than 2 rounds: no spread
+				continue
+			}
 			row = append(row, fmt.Sprintf("%.0f%%", 100*x))
 		}
 		t.Row(row...)
@@ -242,27 +288,65 @@ func (r *Report) Markdown(charts []string) string {
 		ct.Row(c.Name, c.Config)
 	}
 	b.WriteString(ct.String())
-	if sz := r.byteBudget(); sz > 0 {
-		fmt.Fprintf(&b, "The byte caches' budget is %s bytes (`adapter.ByteBudget`: entries × (largest entry + 32) × 1.5), enough for every entry; "+
-			"how much of it each one touches is its own design. bigcache gets none (`HardMaxCacheSize: 0`): its queues grow as it fills.\n", report.Thousands(sz))
+	var budgeted []string // the byte caches with a budget: all but bigcache
+	for _, c := range r.byteCaches() {
+		if c != "bigcache" {
+			budgeted = append(budgeted, c)
+		}
+	}
+	var notes []string
+	sz := report.Thousands(adapter.ByteBudget(r.Entries, EntryBytes(max(r.Entries-1, 0))))
+	switch len(budgeted) {
+	case 0:
+	case 1:
+		notes = append(notes, fmt.Sprintf("%s's budget is %s bytes (`adapter.ByteBudget`: entries × (largest entry + 32) × 1.5), enough for every entry; "+
+			"how much of it it touches is its own design.", budgeted[0], sz))
+	default:
+		notes = append(notes, fmt.Sprintf("The byte caches' budget is %s bytes (`adapter.ByteBudget`: entries × (largest entry + 32) × 1.5), enough for every entry; "+
+			"how much of it each one touches is its own design.", sz))
+	}
+	if r.has("bigcache") {
+		none := "none"
+		if len(budgeted) == 0 {
+			none = "no byte budget"
+		}
+		notes = append(notes, "bigcache gets "+none+" (`HardMaxCacheSize: 0`): its queues grow as it fills.")
+	}
+	if len(notes) > 0 {
+		b.WriteString(strings.Join(notes, " ") + "\n")
 	}
 	return b.String()
 }
 
-func (r *Report) byteBudget() int {
-	for _, c := range r.Caches {
-		if c.Kind == string(adapter.KindBytes) {
-			return adapter.ByteBudget(r.Entries, EntryBytes(r.Entries-1))
+// byteText says which of the report's caches store the struct encoded:
+// its byte caches, bytecache through its Typed layer; "" without any.
+func byteText(r *Report) string {
+	var names []string
+	typed := false
+	for _, c := range r.byteCaches() {
+		if c == "bytecache" {
+			typed = true
+			continue
+		}
+		names = append(names, c)
+	}
+	list := strings.Join(names, ", ")
+	if typed {
+		const bc = "cachekit's bytecache through its `Typed` layer"
+		switch {
+		case len(names) == 0:
+			list = bc
+		default:
+			list += ", and " + bc
 		}
 	}
-	return 0
-}
-
-func byteExtra(r *Report) string {
-	for _, c := range r.Caches {
-		if c.Name == "bytecache" {
-			return ", and cachekit's bytecache through its `Typed` layer"
-		}
+	switch n := len(r.byteCaches()); n {
+	case 0:
+		return ""
+	case 1:
+		return "The byte cache (" + list + ") stores the struct binary-encoded (a varint, a byte, a length-prefixed string) " +
+			"and decodes it on every Get, as its users must. "
 	}
-	return ""
+	return "The byte caches (" + list + ") store the struct binary-encoded (a varint, a byte, a length-prefixed string) " +
+		"and decode it on every Get, as their users must. "
 }

@@ -51,7 +51,7 @@ func (r *Report) Targets() []Target {
 	if ok1 && ok2 && bc.RSSMB > 0 && fc.RSSMB > 0 { // 0: not measured (no /proc)
 		t.Known = true
 		t.Met = bc.RSSMB <= fc.RSSMB
-		t.Measured = fmt.Sprintf("bytecache %.1f MB, fastcache %.1f MB (%.2f×)", bc.RSSMB, fc.RSSMB, bc.RSSMB/fc.RSSMB)
+		t.Measured = fmt.Sprintf("bytecache %.1f MB, fastcache %.1f MB (%s)", bc.RSSMB, fc.RSSMB, report.Ratio(bc.RSSMB, fc.RSSMB))
 	}
 	out = append(out, t)
 	for i, pct := range r.Articles.WritePcts {
@@ -62,8 +62,8 @@ func (r *Report) Targets() []Target {
 		if ok1 && ok2 && bc.NsPerOp[i] > 0 && fc.NsPerOp[i] > 0 {
 			t.Known = true
 			t.Met = bc.NsPerOp[i] <= fc.NsPerOp[i]
-			t.Measured = fmt.Sprintf("bytecache %.1f ns/op, fastcache %.1f ns/op: bytecache's throughput is %.2f× fastcache's",
-				bc.NsPerOp[i], fc.NsPerOp[i], fc.NsPerOp[i]/bc.NsPerOp[i])
+			t.Measured = fmt.Sprintf("bytecache %.1f ns/op, fastcache %.1f ns/op: bytecache's throughput is %s fastcache's",
+				bc.NsPerOp[i], fc.NsPerOp[i], report.Ratio(fc.NsPerOp[i], bc.NsPerOp[i]))
 		}
 		out = append(out, t)
 	}
@@ -82,9 +82,9 @@ func (r *Report) Targets() []Target {
 	if ok1 && ok2 && empty.ForcedMs > 0 {
 		t.Known = true
 		t.Met = full.ForcedMs <= 2*empty.ForcedMs
-		t.Measured = fmt.Sprintf("fastest forced GC %.2f ms full, %.2f ms empty (%.2f×)", full.ForcedMs, empty.ForcedMs, full.ForcedMs/empty.ForcedMs)
+		t.Measured = fmt.Sprintf("fastest forced GC %.2f ms full, %.2f ms empty (%s)", full.ForcedMs, empty.ForcedMs, report.Ratio(full.ForcedMs, empty.ForcedMs))
 		if none, ok := r.GC.Row(gcimpact.None, 0); ok && none.ForcedMs > 0 {
-			t.Measured += fmt.Sprintf("; %.2f ms without any cache (%.2f×)", none.ForcedMs, full.ForcedMs/none.ForcedMs)
+			t.Measured += fmt.Sprintf("; %.2f ms without any cache (%s)", none.ForcedMs, report.Ratio(full.ForcedMs, none.ForcedMs))
 		}
 	}
 	out = append(out, t)
@@ -95,9 +95,9 @@ func (r *Report) Targets() []Target {
 	if ok1 && ok2 && empty.ForcedPCPU > 0 {
 		t.Known = true
 		t.Met = full.ForcedPCPU <= 2*empty.ForcedPCPU
-		t.Measured = fmt.Sprintf("%.2f ms full, %.2f ms empty (%.2f×)", full.ForcedPCPU, empty.ForcedPCPU, full.ForcedPCPU/empty.ForcedPCPU)
+		t.Measured = fmt.Sprintf("%.2f ms full, %.2f ms empty (%s)", full.ForcedPCPU, empty.ForcedPCPU, report.Ratio(full.ForcedPCPU, empty.ForcedPCPU))
 		if none, ok := r.GC.Row(gcimpact.None, 0); ok && none.ForcedPCPU > 0 {
-			t.Measured += fmt.Sprintf("; %.2f ms without any cache (%.2f×)", none.ForcedPCPU, full.ForcedPCPU/none.ForcedPCPU)
+			t.Measured += fmt.Sprintf("; %.2f ms without any cache (%s)", none.ForcedPCPU, report.Ratio(full.ForcedPCPU, none.ForcedPCPU))
 		}
 	}
 	out = append(out, t)
@@ -117,10 +117,14 @@ func (r *Report) largestGC() int {
 func (r *Report) Markdown(charts []string) string {
 	var b strings.Builder
 	b.WriteString(r.Header.Markdown("bytecache against bigcache, freecache and fastcache", "bench/cmd/bytecache (make bench BENCH=bytecache)"))
+	gcText := "the GC experiment"
+	if big := r.largestGC(); big > 0 {
+		gcText += " with " + report.Thousands(big) + " entries"
+	}
 	fmt.Fprintf(&b, "cachekit's GC-free byte cache and its three peers, side by side in one run: the articles' table "+
-		"(memory of %s encoded structs and parallel ns/op), pure parallel Gets and Sets, and the GC experiment with "+
-		"%s entries. articles.md and gc.md have the same measurements for every cache; docs/benchmarks/README.md explains the method.\n\n",
-		report.Thousands(r.Articles.Entries), report.Thousands(r.largestGC()))
+		"(memory of %s encoded structs and parallel ns/op), pure parallel Gets and Sets, and %s. "+
+		"articles.md and gc.md have the same measurements for every cache; docs/benchmarks/README.md explains the method.\n\n",
+		report.Thousands(r.Articles.Entries), gcText)
 	b.WriteString("## Targets\n\n")
 	t := report.NewTable("target (bytecache issue)", "measured", "met")
 	for _, x := range r.Targets() {
@@ -137,10 +141,10 @@ func (r *Report) Markdown(charts []string) string {
 
 	a := &r.Articles
 	fmt.Fprintf(&b, "## The articles' table\n\n%s entries of `struct{N int; B bool; S string}` binary-encoded (a varint, a byte, a length-prefixed string), "+
-		"keys `user:0` … `user:%d`; bytecache through its `Typed` layer, the others through the same codec. Each cache in a fresh process, %d rounds, medians; "+
-		"%d goroutines for %s per timed run, uniformly random keys. **0%% writes** is pure parallel Gets, **100%%** pure parallel Sets (of existing keys). "+
-		"In parentheses: as a multiple of bytecache's. **resident MB** is the fair memory figure: fastcache's and bytecache's chunks are mapped outside the Go heap.\n\n",
-		report.Thousands(a.Entries), a.Entries-1, a.Rounds, a.Goroutines, a.Duration)
+		"keys `user:0` … `user:%d`; bytecache through its `Typed` layer, the others through the same codec. Each cache in a fresh process, %s, medians; "+
+		"%s for %s per timed run, uniformly random keys.%s "+
+		"**resident MB** is the fair memory figure: fastcache's and bytecache's chunks are mapped outside the Go heap.\n\n",
+		report.Thousands(a.Entries), a.Entries-1, report.Count(a.Rounds, "round"), report.Count(a.Goroutines, "goroutine"), a.Duration, pureText(a))
 	b.WriteString(a.Table(nil, "bytecache"))
 	for _, c := range charts {
 		if strings.Contains(c, "-gc-") {
@@ -151,13 +155,17 @@ func (r *Report) Markdown(charts []string) string {
 
 	g := &r.GC
 	big := r.largestGC()
-	fmt.Fprintf(&b, "## The GC experiment: %s entries\n\n", report.Thousands(big))
+	if big > 0 {
+		fmt.Fprintf(&b, "## The GC experiment: %s entries\n\n", report.Thousands(big))
+	} else {
+		b.WriteString("## The GC experiment\n\n")
+	}
 	b.WriteString(g.MethodText())
 	b.WriteString(" **none** is the same process without any cache; **map** a plain `map[string][]byte` holding the same entries.\n\n")
 	rows := append([]string{gcimpact.None}, GCCaches...)
-	b.WriteString("Forced GC, ms (the fastest of the runs):\n\n")
+	fmt.Fprintf(&b, "Forced GC, ms (%s):\n\n", g.ForcedWhat())
 	b.WriteString(g.SummaryTable("ms", func(x gcimpact.Row) string { return fmt.Sprintf("%.2f", x.ForcedMs) }))
-	b.WriteString("CPU time of a forced GC, ms of process CPU (median):\n\n")
+	fmt.Fprintf(&b, "CPU time of a forced GC, ms of process CPU per collection%s:\n\n", g.OfRuns())
 	b.WriteString(g.SummaryTable("ms", func(x gcimpact.Row) string { return fmt.Sprintf("%.1f", x.ForcedPCPU) }))
 	b.WriteString("Request loop p99.9 during churn, µs:\n\n")
 	b.WriteString(g.SummaryTable("µs", func(x gcimpact.Row) string { return fmt.Sprintf("%.1f", x.P999us) }))
@@ -183,4 +191,23 @@ func (r *Report) Markdown(charts []string) string {
 	}
 	b.WriteString(ct.String())
 	return b.String()
+}
+
+// pureText says what the pure write shares are, for those the report
+// has, and what the parentheses hold, if bytecache was measured.
+func pureText(a *articles.Report) string {
+	var s string
+	gets, sets := slices.Contains(a.WritePcts, 0), slices.Contains(a.WritePcts, 100)
+	switch {
+	case gets && sets:
+		s = " **0% writes** is pure parallel Gets, **100%** pure parallel Sets (of existing keys)."
+	case gets:
+		s = " **0% writes** is pure parallel Gets."
+	case sets:
+		s = " **100% writes** is pure parallel Sets (of existing keys)."
+	}
+	if _, ok := articles.Lookup(a.Summaries(), "bytecache"); ok {
+		s += " In parentheses: as a multiple of bytecache's."
+	}
+	return s
 }

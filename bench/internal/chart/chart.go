@@ -10,6 +10,7 @@ import (
 	"image/color"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -57,6 +58,11 @@ type Series struct {
 	// no point).
 	Values []float64
 }
+
+// NotMeasured follows the legend name of a series with no value at all
+// (every value NaN): the series stays in the legend, so that a chart
+// never drops a cache silently.
+const NotMeasured = " (not measured)"
 
 const (
 	width    = 8 * vg.Inch
@@ -132,6 +138,18 @@ func (b Bars) WriteFile(path string) error {
 				p.Legend.Add(s.Name, bc)
 				inLegend = true
 			}
+		}
+		// A series without a single bar keeps its legend entry, in its
+		// colour, marked as not measured: the least surprising, since
+		// leaving it out would drop it from the chart without a word.
+		// (With a single series there is no legend; the categories keep
+		// their rows, empty.)
+		if groups > 1 && !inLegend {
+			why := NotMeasured
+			if slices.ContainsFunc(s.Values, func(v float64) bool { return !math.IsNaN(v) }) {
+				why = " (no bar drawn)" // values that cannot be drawn: negative, infinite, or 0 on a logarithmic axis
+			}
+			p.Legend.Add(s.Name+why, &plotter.BarChart{Color: Palette[si%len(Palette)]})
 		}
 	}
 	// Every category keeps its row, even one without a bar at the top or
@@ -267,14 +285,22 @@ func (l Lines) WriteFile(path string) error {
 				pts = append(pts, plotter.XY{X: l.X[i], Y: v})
 			}
 		}
+		c := Palette[si%len(Palette)]
 		if len(pts) == 0 {
+			// No point to draw: the series keeps its legend entry (a
+			// line of its colour), saying why, rather than vanish from
+			// the chart without a word.
+			why := NotMeasured
+			if slices.ContainsFunc(s.Values, func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }) {
+				why = " (above the axis)" // every value is above YMax
+			}
+			p.Legend.Add(s.Name+why, &plotter.Line{LineStyle: draw.LineStyle{Color: c, Width: 2}})
 			continue
 		}
 		line, sc, err := plotter.NewLinePoints(pts)
 		if err != nil {
 			return fmt.Errorf("chart %q: %w", l.Title, err)
 		}
-		c := Palette[si%len(Palette)]
 		line.Color = c
 		line.Width = 2
 		sc.Color = c

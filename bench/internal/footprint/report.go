@@ -80,9 +80,9 @@ func (r *Report) table(caches []string, cell func(string, int) (Cell, bool), f f
 				row = append(row, "–")
 				continue
 			}
-			v := fmt.Sprintf("%.0f", f(x))
-			if b, ok := cell(base, s); ok && c != base && f(b) > 0 {
-				v += fmt.Sprintf(" (%.2f×)", f(x)/f(b))
+			v := bytesText(f(x))
+			if b, ok := cell(base, s); ok && c != base && f(b) > 0 && f(x) >= 0 {
+				v += " (" + report.Ratio(f(x), f(b)) + ")"
 			}
 			if x.Held < s {
 				v += fmt.Sprintf(" [holds %d]", x.Held)
@@ -106,6 +106,61 @@ func (r *Report) cachesOf(kinds ...adapter.StringKind) []string {
 }
 
 func heapOverhead(c Cell) float64 { return c.HeapOverhd }
+
+// bytesText formats a figure in whole bytes, "0" rather than "-0" for
+// one between −0.5 and 0.
+func bytesText(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+// joinAnd joins words as "a", "a and b", "a, b and c".
+func joinAnd(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// ran returns those of names that the report's caches include, in the
+// order of names.
+func (r *Report) ran(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if slices.Contains(r.Caches, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// hasResults reports whether the cache has any result.
+func (r *Report) hasResults(cache string) bool {
+	return slices.ContainsFunc(r.Results, func(x Result) bool { return x.Cache == cache })
+}
+
+// churnAlwaysHigher reports whether every cell of the churn table is
+// above the same cache's cell at the same size after the fill.
+func (r *Report) churnAlwaysHigher() bool {
+	n := 0
+	for _, c := range r.cachesOf(adapter.KindCache) {
+		for _, s := range r.Sizes {
+			fill, ok1 := r.Cell(c, s)
+			churn, ok2 := r.ChurnCell(c, s)
+			if !ok1 || !ok2 {
+				continue
+			}
+			if churn.HeapOverhd <= fill.HeapOverhd {
+				return false
+			}
+			n++
+		}
+	}
+	return n > 0
+}
 
 func sizeLabel(n int) string {
 	switch {
@@ -183,9 +238,9 @@ func (r *Report) Markdown(chartFile string) string {
 		"whose keys and values are pre-generated 16-byte strings (`key-000000000042`, `val-000000000042`), as otter's memory benchmark does. "+
 		"The figures are the growth of memory from before the cache was built to after the fill, each after a forced GC, divided by N, "+
 		"**minus the %d bytes of the key and value themselves** (for a cache of Go values, the two string headers it stores; the strings' bytes are shared "+
-		"with the benchmark's arrays, which exist before and after; for a byte cache, the 32 bytes it copies). Medians of %d rounds. "+
+		"with the benchmark's arrays, which exist before and after; for a byte cache, the 32 bytes it copies). Medians of %s. "+
 		"A figure in brackets is the number of entries the cache actually held, when it held fewer than N.\n\n",
-		ttlPhrase(r.TTL), PairBytes, r.Rounds)
+		ttlPhrase(r.TTL), PairBytes, report.Count(r.Rounds, "round"))
 	if r.MinTotal > 0 && slices.ContainsFunc(r.Sizes, func(s int) bool { return s < r.MinTotal }) {
 		fmt.Fprintf(&b, "At sizes below %d entries, each process builds and fills ⌈%d / N⌉ caches of N entries, one after the other, and the growth is divided "+
 			"by all their entries: the heap grows by whole 8 kB pages and the allocator's spans fill unevenly, so a single cache of 1,000 entries is "+
@@ -193,16 +248,26 @@ func (r *Report) Markdown(chartFile string) string {
 			"What each cache allocates once per process rather than per instance, if anything, is shared among them.\n\n", r.MinTotal, r.MinTotal)
 	}
 	b.WriteString("## Go heap in use (`runtime.MemStats.HeapInuse`), bytes per entry\n\n")
-	b.WriteString("The measure otter publishes, for the caches of Go values. It does not see memory mapped outside the Go heap (fastcache's and bytecache's chunks), " +
-		"so the byte caches are only in the resident-set table below. In parentheses: as a multiple of cachekit's.\n\n")
+	b.WriteString("The measure otter publishes, for the caches of Go values.")
+	if len(r.cachesOf(adapter.KindBytes)) > 0 {
+		b.WriteString(" It does not see memory mapped outside the Go heap")
+		if off := r.ran("fastcache", "bytecache"); len(off) > 0 {
+			b.WriteString(" (" + strings.Join(off, "'s and ") + "'s chunks)")
+		}
+		b.WriteString(", so the byte caches are only in the resident-set table below.")
+	}
+	if r.hasResults("cachekit") {
+		b.WriteString(" In parentheses: as a multiple of cachekit's.")
+	}
+	b.WriteString("\n\n")
 	b.WriteString(r.HeapTable())
 	if r.Churn > 0 {
 		b.WriteString("## Go heap in use after churn, bytes per entry\n\n")
 		fmt.Fprintf(&b, "The same, for the bounded caches of Go values, measured instead after a further %d × N pairs that were never set before, "+
 			"each set and then read once (so that a frequency-based admission takes it in, as it would a key requested again): the steady state "+
 			"of a full cache whose contents keep changing. Every pair was generated before the first measurement, so none of their bytes count. "+
-			"Freed entries leave holes in the heap's spans that a forced GC does not return, so these figures are higher than those after the fill. "+
-			"A figure in brackets is the number of entries held at the end, when fewer than N.\n\n", r.Churn)
+			"Freed entries leave holes in the heap's spans that a forced GC does not return, %s. "+
+			"A figure in brackets is the number of entries held at the end, when fewer than N.\n\n", r.Churn, churnEffect(r.churnAlwaysHigher()))
 		b.WriteString(r.ChurnTable())
 	}
 	b.WriteString("## Resident set, bytes per entry\n\n")
@@ -222,14 +287,47 @@ func (r *Report) Markdown(chartFile string) string {
 		t.Row(c, config)
 	}
 	b.WriteString(t.String())
-	fmt.Fprintf(&b, "freecache, fastcache and bytecache get a budget of N × (%d + 32) × 1.5 bytes (`adapter.ByteBudget`), enough for every entry; fastcache rounds it up to its minimum of 32 MiB, freecache to its minimum of 512 KiB. "+
-		"bigcache has no byte bound (`HardMaxCacheSize: 0`): its queues grow as it fills. "+
-		"`map` is a plain `map[string]string` without a TTL: the floor for storing the pairs in a Go map. "+
-		"ristretto stores two hashes instead of the key, which makes it smaller than a cache that keeps its keys.\n", PairBytes)
+	var notes []string
+	if budgeted := r.ran("freecache", "fastcache", "bytecache"); len(budgeted) > 0 {
+		verb := "get"
+		if len(budgeted) == 1 {
+			verb = "gets"
+		}
+		n := fmt.Sprintf("%s %s a budget of N × (%d + 32) × 1.5 bytes (`adapter.ByteBudget`), enough for every entry", joinAnd(budgeted), verb, PairBytes)
+		switch fast, free := slices.Contains(budgeted, "fastcache"), slices.Contains(budgeted, "freecache"); {
+		case fast && free:
+			n += "; fastcache rounds it up to its minimum of 32 MiB, freecache to its minimum of 512 KiB"
+		case fast:
+			n += "; fastcache rounds it up to its minimum of 32 MiB"
+		case free:
+			n += "; freecache rounds it up to its minimum of 512 KiB"
+		}
+		notes = append(notes, n+".")
+	}
+	if slices.Contains(r.Caches, "bigcache") {
+		notes = append(notes, "bigcache has no byte bound (`HardMaxCacheSize: 0`): its queues grow as it fills.")
+	}
+	if slices.Contains(r.Caches, "map") {
+		notes = append(notes, "`map` is a plain `map[string]string` without a TTL: the floor for storing the pairs in a Go map.")
+	}
+	if slices.Contains(r.Caches, "ristretto") {
+		notes = append(notes, "ristretto stores two hashes instead of the key.")
+	}
+	if len(notes) > 0 {
+		b.WriteString(strings.Join(notes, " ") + "\n")
+	}
 	return b.String()
 }
 
-// ttlText shortens a stored duration ("1h0m0s" → "1h").
+// churnEffect says what the holes do to the churn figures: that they
+// are higher, when every one measured is.
+func churnEffect(higher bool) string {
+	if higher {
+		return "so these figures are higher than those after the fill"
+	}
+	return "which can make these figures higher than those after the fill (they are not all higher in this run)"
+}
+
 // ttlPhrase says what TTL the entries were given: -ttl 0 sets none (the
 // adapters set a TTL only when it is positive).
 func ttlPhrase(s string) string {
@@ -245,6 +343,7 @@ func hasTTL(s string) bool {
 	return err != nil || d > 0 // unparsable: shown as it is
 }
 
+// ttlText shortens a stored duration ("1h0m0s" → "1h").
 func ttlText(s string) string {
 	if d, err := time.ParseDuration(s); err == nil {
 		return report.ShortDuration(d)

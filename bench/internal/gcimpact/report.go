@@ -275,21 +275,30 @@ func (r *Report) MethodText() string {
 	default:
 		fill = fmt.Sprintf("Each cache is built in a fresh process and filled with N entries: keys `key:0` … `key:N−1`, values of %d fresh bytes each.", j.ValueBytes)
 	}
-	if j.ForcedGCs >= maxForced {
-		forced = fmt.Sprintf("%d times", j.ForcedGCs)
-	} else {
-		forced = fmt.Sprintf("%d times, or more (up to %d) until they have taken a second", j.ForcedGCs, maxForced)
+	forced = fmt.Sprintf("%d times", j.ForcedGCs)
+	if j.ForcedGCs == 1 {
+		forced = "once"
+	}
+	if j.ForcedGCs < maxForced {
+		forced += fmt.Sprintf(", or more (up to %d) until they have taken a second", maxForced)
 	}
 	switch {
+	case j.ChurnRate == 0:
+		churn = "does nothing (the churn rate is 0)" // churn returns at once
 	case largest == 0:
 		churn = fmt.Sprintf("allocates fresh %d-byte values at %s per second and drops them (there are no entries to replace)", j.ValueBytes, report.Thousands(j.ChurnRate))
 	case r.hasEmpty():
-		churn = fmt.Sprintf("replaces the values of random existing keys (%s of them, drawn from the whole key space) at %s Sets/s, "+
+		churn = fmt.Sprintf("replaces the values of random existing keys (%s of them, drawn at random from the whole key space) at %s Sets/s, "+
 			"with fresh %d-byte values (without entries it allocates the values and drops them, so the allocation rate is the same)",
-			report.Thousands(min(1<<16, largest)), report.Thousands(j.ChurnRate), j.ValueBytes)
+			r.churnKeysText(), report.Thousands(j.ChurnRate), j.ValueBytes)
 	default:
-		churn = fmt.Sprintf("replaces the values of random existing keys (%s of them, drawn from the whole key space) at %s Sets/s, "+
-			"with fresh %d-byte values", report.Thousands(min(1<<16, largest)), report.Thousands(j.ChurnRate), j.ValueBytes)
+		churn = fmt.Sprintf("replaces the values of random existing keys (%s of them, drawn at random from the whole key space) at %s Sets/s, "+
+			"with fresh %d-byte values", r.churnKeysText(), report.Thousands(j.ChurnRate), j.ValueBytes)
+	}
+	window := fmt.Sprintf("The window lasts at least %s and until %s finished (at most %s): a heap of millions of objects is collected rarely, and each collection is long.",
+		durationText(j.MinWindow), collectionsText(j.MinCycles), durationText(j.MaxWindow))
+	if j.MinCycles == 0 {
+		window = fmt.Sprintf("The window lasts %s.", durationText(j.MinWindow))
 	}
 	return fmt.Sprintf("%s Then, with nothing else running:\n\n"+
 		"1. **forced GC**: `runtime.GC()` %s; the fastest one's wall-clock duration "+
@@ -298,12 +307,74 @@ func (r *Report) MethodText() string {
 		"nothing else runs then, and unlike the other two it does not grow when other processes hold the CPUs).\n"+
 		"2. **churn**: one goroutine %s, while a second "+
 		"goroutine runs an unrelated request loop: %s requests/s, each allocating about 16 KiB in 18 objects (a map of 16 buffers and a response), "+
-		"in bursts of a millisecond's worth; each request's latency goes into a histogram (1.6%% resolution). The window lasts at least %s and until "+
-		"%d collections have finished (at most %s): a heap of millions of objects is collected rarely, and each collection is long. "+
+		"in bursts of a millisecond's worth; each request's latency goes into a histogram (1.6%% resolution). %s "+
 		"**GC CPU s per s** is the GC's CPU time over the window divided by its length (on %d Ps, 1.0 would be a whole core); the longest "+
 		"stop-the-world pause comes from `/sched/pauses/total/gc:seconds` (to its histogram's bucket).\n\n"+
 		"GOGC is left at its default (100), as most programs run.",
-		fill, forced, churn, report.Thousands(j.RequestRate), j.MinWindow, j.MinCycles, j.MaxWindow, r.GOMAXPROCS)
+		fill, forced, churn, report.Thousands(j.RequestRate), window, r.GOMAXPROCS)
+}
+
+// churnKeysText says how many keys the churn of a cache of N entries
+// replaces: min(N, 65,536), as churn draws them, over the sizes measured.
+func (r *Report) churnKeysText() string {
+	const keys = 1 << 16 // churn's bound
+	lo, hi := 0, 0       // the smallest and largest size with entries
+	for _, s := range r.Sizes {
+		if s > 0 {
+			if lo == 0 || s < lo {
+				lo = s
+			}
+			hi = max(hi, s)
+		}
+	}
+	switch {
+	case lo >= keys:
+		return report.Thousands(keys)
+	case hi <= keys:
+		return "N"
+	}
+	return "min(N, " + report.Thousands(keys) + ")"
+}
+
+// durationText formats a duration of the prose without trailing zero
+// units: "1m" (not "1m0s"), "1h", "1m30s", "10s", "500ms".
+func durationText(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// collectionsText says how many collections have finished: "1
+// collection has", "3 collections have".
+func collectionsText(n int) string {
+	if n == 1 {
+		return "1 collection has"
+	}
+	return fmt.Sprintf("%d collections have", n)
+}
+
+// OfRuns says over how many runs a figure is the median: "" for one,
+// ", median of 3 runs" for more.
+func (r *Report) OfRuns() string {
+	if r.Rounds <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(", median of %d runs", r.Rounds)
+}
+
+// ForcedWhat says what the forced-GC figure of a summary (Row.ForcedMs)
+// is: "the fastest collection" of a single run, "the fastest collection
+// of each run, median of 3 runs" of more.
+func (r *Report) ForcedWhat() string {
+	if r.Rounds > 1 {
+		return "the fastest collection of each run" + r.OfRuns()
+	}
+	return "the fastest collection"
 }
 
 // Markdown renders gc.md.
@@ -315,11 +386,14 @@ func (r *Report) Markdown(charts []string) string {
 		b.WriteString(" The baseline **none** is the same process without any cache.")
 	}
 	b.WriteString(" docs/benchmarks/README.md discusses the method.\n\n")
-	b.WriteString("## Forced GC (ms, the fastest of the runs)\n\n")
+	// Each figure is the median over the runs of one run's figure
+	// (Report.Row): the fastest forced collection, the process CPU per
+	// collection (the run's total over its collections), the slowest Set.
+	fmt.Fprintf(&b, "## Forced GC (ms, %s)\n\n", r.ForcedWhat())
 	b.WriteString(r.SummaryTable("ms", func(x Row) string { return fmt.Sprintf("%.2f", x.ForcedMs) }))
-	b.WriteString("## CPU time of a forced GC (ms of process CPU, median)\n\n")
+	fmt.Fprintf(&b, "## CPU time of a forced GC (ms of process CPU per collection%s)\n\n", r.OfRuns())
 	b.WriteString(r.SummaryTable("ms", func(x Row) string { return cpuText(x.ForcedPCPU) }))
-	b.WriteString("## The fill: the slowest Set (ms, median of the runs)\n\n")
+	fmt.Fprintf(&b, "## The fill: the slowest Set (ms%s)\n\n", r.OfRuns())
 	b.WriteString("One goroutine Sets the N entries; the longest of those Sets, the waits for asynchronous caches aside. " +
 		"A cache that grows its index, or its policy's tables, all at once stops the Set that triggers it for as long as that takes. " +
 		"The details give the fill's whole time.\n\n")

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/cachekit/cachekit/bench/internal/report"
 )
 
 // The report's prose is generated from the results, so that a new run
@@ -94,9 +96,9 @@ func versus(c comparison, a, b string) string {
 	}
 	var parts []string
 	if c.aWins > 0 {
-		parts = append(parts, fmt.Sprintf("%s beats %s at %d of %s (by up to %.2f points, at %s)", a, b, c.aWins, plural(n, "point"), c.aMax, c.aAt))
+		parts = append(parts, fmt.Sprintf("%s beats %s at %d of %s (by up to %.2f points, at %s)", a, b, c.aWins, report.Count(n, "point"), c.aMax, c.aAt))
 	} else {
-		parts = append(parts, fmt.Sprintf("%s beats %s at none of the %s", a, b, plural(n, "point")))
+		parts = append(parts, fmt.Sprintf("%s beats %s at none of the %s", a, b, report.Count(n, "point")))
 	}
 	if c.bWins > 0 {
 		parts = append(parts, fmt.Sprintf("%s beats %s at %d (by up to %.2f, at %s)", b, a, c.bWins, c.bMax, c.bAt))
@@ -105,15 +107,6 @@ func versus(c comparison, a, b string) string {
 		parts = append(parts, fmt.Sprintf("%d within %.1f point", c.ties, Tolerance))
 	}
 	return strings.Join(parts, "; ") + "."
-}
-
-// plural returns n and noun, with an s unless n is 1: "1 point", "2
-// points".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // are returns the verb for names: "is" for one, "are" for more.
@@ -171,7 +164,7 @@ func (rs *Results) defaultLine(points []Point) string {
 		if compared == 0 {
 			continue
 		}
-		s := fmt.Sprintf("%s is at least the best peer minus %.1f at %d of %s", n, Tolerance, within, plural(compared, "point"))
+		s := fmt.Sprintf("%s is at least the best peer minus %.1f at %d of %s", n, Tolerance, within, report.Count(compared, "point"))
 		if behind(worst) {
 			s += fmt.Sprintf(" (furthest behind at %s: %s against %s's %s)", at, pct(rs.mustRatio(at, n)), leader, pct(rs.mustRatio(at, leader)))
 		}
@@ -204,6 +197,9 @@ func familyText(rs *Results, f Family, traces []TraceInfo) string {
 	}
 	lfu, lru := rs.measured("lfu"), rs.measured("lru")
 	tl, rp := rs.measured(tinyLFUPeers...), rs.measured(recencyPeers...)
+	// The groups are named after the caches of them that were measured.
+	tlName := groupName(tl, nil, "")
+	rpName := groupName(rp, map[string]string{"golang-lru": "LRU", "2q": "2Q", "arc": "ARC"}, "golang-lru's")
 	switch f {
 	case FamilyBlock:
 		intro = "Block requests of a database and of disks."
@@ -217,13 +213,13 @@ func familyText(rs *Results, f Family, traces []TraceInfo) string {
 		intro = "Traces with loops over more keys than the smaller caches hold, and mixes of programs that have them."
 		add("Scans hurt LRU", rs.loopText(traces))
 		if len(tl) > 0 && len(rp) > 0 {
-			add("W-TinyLFU and LRU/2Q/ARC", versus(rs.compare(points, tl, rp), "the best of otter and theine", "the best of golang-lru's LRU, 2Q and ARC"))
+			add("W-TinyLFU and LRU/2Q/ARC", versus(rs.compare(points, tl, rp), tlName, rpName))
 		}
 		add("SIEVE", rs.sieveText(traces))
 	case FamilyRecency:
 		intro = "A recommendation service, a network file system and an e-commerce site."
 		if len(tl) > 0 && len(rp) > 0 {
-			add("LRU/2Q/ARC and W-TinyLFU", strings.TrimSpace(versus(rs.compare(points, rp, tl), "the best of golang-lru's LRU, 2Q and ARC", "the best of otter and theine")+" "+rs.recencyPoints(points, rp, tl)))
+			add("LRU/2Q/ARC and W-TinyLFU", strings.TrimSpace(versus(rs.compare(points, rp, tl), rpName, tlName)+" "+rs.recencyPoints(points, rp, tl)))
 		}
 		if len(lfu) > 0 && len(lru) > 0 {
 			add("LFU and LRU (ours)", versus(rs.compare(points, lfu, lru), "LFU", "LRU"))
@@ -234,7 +230,7 @@ func familyText(rs *Results, f Family, traces []TraceInfo) string {
 			add("LFU and LRU (ours)", versus(rs.compare(points, lfu, lru), "LFU", "LRU"))
 		}
 		if l := rs.measured("golang-lru"); len(tl) > 0 && len(l) > 0 {
-			add("W-TinyLFU and LRU", versus(rs.compare(points, tl, l), "the best of otter and theine", "golang-lru"))
+			add("W-TinyLFU and LRU", versus(rs.compare(points, tl, l), tlName, "golang-lru"))
 		}
 	}
 	if generated(traces) {
@@ -246,6 +242,34 @@ func familyText(rs *Results, f Family, traces []TraceInfo) string {
 		return intro
 	}
 	return intro + "\n\n" + strings.Join(bullets, "\n")
+}
+
+// groupName names the best of a group of caches, from those of it that
+// were measured (names): "otter", "the best of otter and theine",
+// "the best of golang-lru's LRU, 2Q and ARC". label, if not nil, gives a
+// cache's name in the phrase, and owner, if not "", comes before them.
+func groupName(names []string, label map[string]string, owner string) string {
+	var out []string
+	for _, n := range names {
+		if l, ok := label[n]; ok {
+			n = l
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	list := out[len(out)-1]
+	if len(out) > 1 {
+		list = strings.Join(out[:len(out)-1], ", ") + " and " + list
+	}
+	if owner != "" {
+		list = owner + " " + list
+	}
+	if len(out) > 1 {
+		list = "the best of " + list
+	}
+	return list
 }
 
 // generated reports whether every trace of traces is one of the synthetic
@@ -305,7 +329,11 @@ func (rs *Results) loopText(traces []TraceInfo) string {
 	lru, okLRU := rs.rangeOver(t.Name, below, "lru")
 	switch {
 	case len(zero) > 0:
-		s += fmt.Sprintf("%s hit less than 1%% of the requests", strings.Join(zero, ", "))
+		verb := "hit"
+		if len(zero) == 1 {
+			verb = "hits"
+		}
+		s += fmt.Sprintf("%s %s less than 1%% of the requests", strings.Join(zero, ", "), verb)
 	case okLRU:
 		s += fmt.Sprintf("LRU hits %s", lru)
 	default:
@@ -394,7 +422,7 @@ func (rs *Results) recencyPoints(points []Point, rp, tl []string) string {
 		if !okR || !okT || !ahead(hr-ht) {
 			continue
 		}
-		s := fmt.Sprintf("%s (%s %s, otter/theine %s", p, who[0], pct(hr), pct(ht))
+		s := fmt.Sprintf("%s (%s %s, %s %s", p, who[0], pct(hr), strings.Join(tl, "/"), pct(ht))
 		if h, ok := rs.Ratio(p.Trace, p.Capacity, NameDefault); ok {
 			s += fmt.Sprintf(", default %s", pct(h))
 		}
@@ -437,7 +465,7 @@ func summaryText(rs *Results, sums []Summary) string {
 	if len(everywhere) == 0 {
 		out = append(out, "No cache is the best at every point.")
 	} else {
-		out = append(out, fmt.Sprintf("%s is the best at every point.", strings.Join(everywhere, " and ")))
+		out = append(out, fmt.Sprintf("%s %s the best at every point.", strings.Join(everywhere, " and "), are(everywhere)))
 	}
 	if rs.has(NameDefault) && rs.has(NameCache) {
 		worst, at := 0.0, Point{}
@@ -490,10 +518,11 @@ func writeBehind(p func(string, ...any), rs *Results) {
 		p("At every point, %s %s at least the best peer minus %.1f point.\n\n", strings.Join(ours, " and "), are(ours), Tolerance)
 		return
 	}
+	// Names joined by "or" take the singular: "default or cache is".
 	if len(rows) == 1 {
-		p("The 1 point where %s %s more than %.1f point below the best peer (a gap in bold is more than %.1f point below):\n\n", strings.Join(ours, " or "), are(ours), Tolerance, Tolerance)
+		p("The 1 point where %s is more than %.1f point below the best peer (a gap in bold is more than %.1f point below):\n\n", strings.Join(ours, " or "), Tolerance, Tolerance)
 	} else {
-		p("The %d points where %s %s more than %.1f point below the best peer (gaps in bold are more than %.1f point below):\n\n", len(rows), strings.Join(ours, " or "), are(ours), Tolerance, Tolerance)
+		p("The %d points where %s is more than %.1f point below the best peer (gaps in bold are more than %.1f point below):\n\n", len(rows), strings.Join(ours, " or "), Tolerance, Tolerance)
 	}
 	p("| trace @ capacity | best peer |")
 	for _, n := range ours {
@@ -512,7 +541,7 @@ func writeBehind(p func(string, ...any), rs *Results) {
 				p(" | |")
 				continue
 			}
-			g := signed(h - r.best)
+			g := report.Signed(h - r.best)
 			if behind(h - r.best) {
 				g = "**" + g + "**"
 			}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cachekit/cachekit/bench/internal/machine"
+	"github.com/cachekit/cachekit/bench/internal/report"
 )
 
 // Meta describes the run, for the report's header.
@@ -86,14 +87,6 @@ type Report struct {
 
 // pct formats a hit ratio in %.
 func pct(v float64) string { return fmt.Sprintf("%.2f", v) }
-
-// signed formats a difference in points with its sign.
-func signed(v float64) string {
-	if math.Round(v*100) == 0 {
-		return "0.00"
-	}
-	return fmt.Sprintf("%+.2f", v)
-}
 
 // display is a cache's name in the report's tables.
 func display(name string) string {
@@ -302,7 +295,7 @@ func writeSummary(w io.Writer, rs *Results) {
 		}
 		if s.Kind == KindOurs && !math.IsNaN(s.WorstGap) {
 			below = fmt.Sprint(s.BelowPeer)
-			worst = fmt.Sprintf("%s (%s)", signed(s.WorstGap), s.WorstAt)
+			worst = fmt.Sprintf("%s (%s)", report.Signed(s.WorstGap), s.WorstAt)
 		}
 		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", display(s.Cache), s.Kind, mean, best,
 			gap(s.GapOPTBypass), gap(s.GapOPT), below, worst)

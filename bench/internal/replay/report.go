@@ -92,7 +92,7 @@ func (r *Report) Chart(dir string) (string, error) {
 // bars returns the chart of Chart, with g goroutines. A cache not
 // replayed on a trace has no bar there (NaN), not a bar of 0.
 func (r *Report) bars(g int) chart.Bars {
-	ch := chart.Bars{Title: fmt.Sprintf("Trace replay with %d goroutines: requests per second", g), Label: "millions of requests per second (more is better)",
+	ch := chart.Bars{Title: fmt.Sprintf("Trace replay with %d goroutine%s: requests per second", g, report.Plural(g)), Label: "millions of requests per second (more is better)",
 		Categories: slices.Clone(r.Caches)}
 	for _, tr := range r.Traces {
 		s := chart.Series{Name: fmt.Sprintf("%s @%d", tr.Name, tr.Capacity)}
@@ -108,24 +108,39 @@ func (r *Report) bars(g int) chart.Bars {
 	return ch
 }
 
+// measured reports whether some cache of the report was replayed on t
+// with g goroutines.
+func (r *Report) measured(t Trace, g int) bool {
+	return slices.ContainsFunc(r.Caches, func(c string) bool {
+		_, ok := r.Cell(t, c, g)
+		return ok
+	})
+}
+
 // Markdown renders replay.md.
 func (r *Report) Markdown(chartFile string) string {
 	var b strings.Builder
 	b.WriteString(r.Header.Markdown("Concurrent replay of real traces", "bench/cmd/replay (make bench BENCH=replay)"))
 	fmt.Fprintf(&b, "The method of the talk \"Building a Highly Concurrent Cache in Go\": N goroutines replay a trace together, taking batches of %d consecutive "+
 		"requests from a shared cursor; for each batch a goroutine Gets every key, then Sets the keys that missed. Each trace is replayed once per run, "+
-		"from an empty cache, through a fresh cache (%d rounds, caches interleaved, medians). Trace keys are scrambled by SplitMix64's finaliser, the same for every cache. "+
-		"As in the talk's batched lookups, a key that appears twice in one batch misses twice while it is absent.\n\n", Batch, r.Rounds)
+		"from an empty cache, through a fresh cache (%d round%s, caches interleaved, medians). Trace keys are scrambled by SplitMix64's finaliser, the same for every cache. "+
+		"As in the talk's batched lookups, a key that appears twice in one batch misses twice while it is absent.\n\n", Batch, r.Rounds, report.Plural(r.Rounds))
 	b.WriteString("- **hit %**: the share of Gets that hit. A concurrent replay can hit less than the single-threaded one of hit-ratio.md: " +
 		"goroutines miss the same key at once, and caches drop buffered reads or writes under contention.\n")
 	b.WriteString("- **read ns/op**, **write ns/op**: the time a goroutine spent in Get per Get and in Set per Set (each batch's Gets timed together, its Sets together; " +
 		"as the talk's read-ns/op and write-ns/op). With more goroutines than cores this includes the time a goroutine waited for a core.\n")
 	b.WriteString("- **M requests/s**: requests replayed per second of wall-clock time, all goroutines together.\n\n")
-	b.WriteString("In parentheses: the figure as a multiple of cachekit's.")
-	if slices.Contains(r.Caches, "xsync") {
-		b.WriteString(" The unbounded `xsync` map is the reference: its hit ratio is that of an infinite cache, its speed that of a concurrent map.")
+	// The tables give ratios to cachekit's figures only when it was replayed.
+	var notes []string
+	if slices.Contains(r.Caches, "cachekit") {
+		notes = append(notes, "In parentheses: the figure as a multiple of cachekit's.")
 	}
-	b.WriteString("\n\n")
+	if slices.Contains(r.Caches, "xsync") {
+		notes = append(notes, "The unbounded `xsync` map is the reference: its hit ratio is that of an infinite cache, its speed that of a concurrent map.")
+	}
+	if len(notes) > 0 {
+		b.WriteString(strings.Join(notes, " ") + "\n\n")
+	}
 	tr := report.NewTable("trace", "capacity", ">requests", ">distinct keys")
 	for _, t := range r.Traces {
 		tr.Row(t.Name, report.Thousands(t.Capacity), report.Thousands(t.Requests), report.Thousands(t.Unique))
@@ -136,9 +151,19 @@ func (r *Report) Markdown(chartFile string) string {
 	}
 	for _, t := range r.Traces {
 		fmt.Fprintf(&b, "## %s @%s\n\n", t.Name, report.Thousands(t.Capacity))
+		// A goroutine count with no result on the trace (not measured, or
+		// not in the JSON file) gets no heading over an empty table.
+		measured := false
 		for _, g := range r.Goroutines {
-			fmt.Fprintf(&b, "### %d goroutines\n\n", g)
+			if !r.measured(t.Trace, g) {
+				continue
+			}
+			measured = true
+			fmt.Fprintf(&b, "### %d goroutine%s\n\n", g, report.Plural(g))
 			b.WriteString(r.Table(t.Trace, g))
+		}
+		if !measured {
+			b.WriteString("No cache was replayed on this trace.\n\n")
 		}
 	}
 	b.WriteString("## Caches\n\n")

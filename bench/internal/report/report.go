@@ -7,6 +7,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -391,4 +392,28 @@ func ShortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// Count returns n and noun, the noun plural (with an s) unless n is 1:
+// "1 round", "3 rounds".
+func Count(n int, noun string) string {
+	return fmt.Sprintf("%d %s%s", n, noun, Plural(n))
+}
+
+// Plural returns the plural ending of a noun counted n times: "s", or ""
+// for 1.
+func Plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// Signed formats a difference with its sign and two decimals, "0.00" for
+// one that rounds to zero (not "-0.00" or "+0.00").
+func Signed(v float64) string {
+	if math.Round(v*100) == 0 {
+		return "0.00"
+	}
+	return fmt.Sprintf("%+.2f", v)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -46,11 +47,25 @@ const ColdSlack = time.Millisecond
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/float64(time.Millisecond)) }
 
+// callsText formats the median loader calls per round, with their range
+// when rounds differ: "1", "1.5 (1–2)".
 func callsText(r Row) string {
+	med := strconv.FormatFloat(r.Calls, 'f', -1, 64)
 	if r.MinCalls == r.MaxCalls {
-		return fmt.Sprintf("%d", r.Calls)
+		return med
 	}
-	return fmt.Sprintf("%d (%d–%d)", r.Calls, r.MinCalls, r.MaxCalls)
+	return fmt.Sprintf("%s (%d–%d)", med, r.MinCalls, r.MaxCalls)
+}
+
+// callsPerRound says how many loader calls a row made per round, the noun
+// agreeing with the median: "1 loader call per round", "1.5 (1–2) loader
+// calls per round".
+func callsPerRound(r Row) string {
+	noun := "loader calls"
+	if r.Calls == 1 && r.MinCalls == r.MaxCalls {
+		noun = "loader call"
+	}
+	return fmt.Sprintf("%s %s per round", callsText(r), noun)
 }
 
 // WriteTables writes one Markdown table per case.
@@ -90,6 +105,14 @@ func writeTables(b *strings.Builder, r *Report, h string) {
 	}
 }
 
+// thereAre returns "is 1" or "are n", for "there %s".
+func thereAre(n int) string {
+	if n == 1 {
+		return "is 1"
+	}
+	return fmt.Sprintf("are %d", n)
+}
+
 func msInt(d time.Duration) string { return strings.TrimRight(strings.TrimRight(ms(d), "0"), ".") }
 
 func signedMs(d time.Duration) string {
@@ -121,8 +144,8 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 		fmt.Fprintf(&b, "- %s %s\n", m.Path, m.Version)
 	}
 	b.WriteString("\n## Method\n\n")
-	fmt.Fprintf(&b, "The stampede of the [loading] issue: %d goroutines wait at a start barrier, are released together, and each calls Get once for the same key; the loader sleeps %v and counts its calls. Each round makes a new cache; in the expired-hot-key case it first loads the key once (not counted) and then moves the cache's clock (an injected fake clock, for every cache, so nothing sleeps to expire the key) past the refresh age. After the last caller returns, the harness waits %s more and for any load still running, so a background reload is counted in its round. Rounds are interleaved (round 1: every case and cache, round 2: ...); there are %d, and the tables show the medians over the rounds of each round's p50, p99 and max, and the median loader calls per round (with the range when rounds differ).\n\n",
-		r.Callers, r.LoadTime, "20ms", r.Rounds)
+	fmt.Fprintf(&b, "The stampede of the [loading] issue: %d goroutines wait at a start barrier, are released together, and each calls Get once for the same key; the loader sleeps %v and counts its calls. Each round makes a new cache; in the expired-hot-key case it first loads the key once (not counted) and then moves the cache's clock (an injected fake clock, for every cache, so nothing sleeps to expire the key) past the refresh age. After the last caller returns, the harness waits %s more and for any load still running, so a background reload is counted in its round. Rounds are interleaved (round 1: every case and cache, round 2: ...); there %s, and the tables show the medians over the rounds of each round's p50, p99 and max, and the median loader calls per round (with the range when rounds differ).\n\n",
+		r.Callers, r.LoadTime, "20ms", thereAre(r.Rounds))
 	fmt.Fprintf(&b, "A caller's latency runs from its own release from the barrier (when its goroutine runs again) to the return of its Get. \"p99 from release\" instead counts from the one instant the barrier opened, so it includes the time the scheduler takes to wake %d goroutines on these cores: it bounds what a caller could see, but it is not the cache's doing. \"loader's measured\" is the loader's own latency as measured inside it (a %v sleep overshoots, more on a busy machine).\n\n", r.Callers, r.LoadTime)
 	b.WriteString("| cache | configuration | expired hot key |\n|---|---|---|\n")
 	for _, f := range r.Caches {
@@ -168,11 +191,11 @@ func Findings(r *Report) string {
 				if row.P99-r.LoadTime > ColdSlack {
 					overNominal = append(overNominal, row.Cache)
 				}
-				why = fmt.Sprintf("%s loader call(s) per round, p99 %s ms against %v, %s ms against the loader's measured latency",
-					callsText(row), signedMs(row.P99-r.LoadTime), r.LoadTime, signedMs(row.P99-row.LoadTime))
+				why = fmt.Sprintf("%s, p99 %s ms against %v, %s ms against the loader's measured latency",
+					callsPerRound(row), signedMs(row.P99-r.LoadTime), r.LoadTime, signedMs(row.P99-row.LoadTime))
 			default:
 				ok = one && row.P99 < r.HotTarget()
-				why = fmt.Sprintf("%s loader call(s) per round, p99 %s ms", callsText(row), ms(row.P99))
+				why = fmt.Sprintf("%s, p99 %s ms", callsPerRound(row), ms(row.P99))
 			}
 			if row.Errors > 0 {
 				why += fmt.Sprintf(", %d errors (first: %s)", row.Errors, row.FirstError)
@@ -211,6 +234,13 @@ func Findings(r *Report) string {
 	default:
 		fmt.Fprintf(&b, "The %s rows' expired hot key is a synchronous reload by design: they have no refresh ahead and no stale serving, so their callers wait about one load there; they are the baseline the others improve on. ", strings.Join(reloads, ", "))
 	}
-	fmt.Fprintf(&b, "With %d goroutines on a few cores, the tail of every cache includes scheduling delay (a caller preempted between its clock readings), so small differences between rows, in the max column above all, are noise rather than design; the loader-call counts are exact and do not depend on the machine.\n", r.Callers)
+	cores := "this machine's cores" // a header without the count
+	switch {
+	case r.Cores == 1:
+		cores = "1 core"
+	case r.Cores > 1:
+		cores = fmt.Sprintf("%d cores", r.Cores)
+	}
+	fmt.Fprintf(&b, "With %d goroutines on %s, the tail of every cache includes scheduling delay (a caller preempted between its clock readings), so small differences between rows, in the max column above all, are noise rather than design; the loader-call counts are exact and do not depend on the machine.\n", r.Callers, cores)
 	return b.String()
 }

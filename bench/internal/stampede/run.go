@@ -203,8 +203,11 @@ type Row struct {
 	Cache     string
 	Refreshes bool
 	Rounds    int
-	// Loader calls per round: median, least, most, and over all rounds.
-	Calls, MinCalls, MaxCalls, TotalCalls int64
+	// Loader calls per round: median (the mean of the middle two over an
+	// even number of rounds, so not always whole), least, most, and over
+	// all rounds.
+	Calls                          float64
+	MinCalls, MaxCalls, TotalCalls int64
 	// Medians over the rounds of each round's latency percentiles.
 	P50, P99, Max  time.Duration
 	P99FromRelease time.Duration
@@ -217,9 +220,11 @@ type Row struct {
 func Summarize(cache string, refreshes bool, rounds []Round) Row {
 	row := Row{Cache: cache, Refreshes: refreshes, Rounds: len(rounds)}
 	var calls []int64
+	var callsF []float64 // calls, for a median that is not truncated
 	var p50, p99, mx, p99r, load []time.Duration
 	for _, r := range rounds {
 		calls = append(calls, r.Calls)
+		callsF = append(callsF, float64(r.Calls))
 		row.TotalCalls += r.Calls
 		p50 = append(p50, Percentile(r.Latencies, 0.50))
 		p99 = append(p99, Percentile(r.Latencies, 0.99))
@@ -234,7 +239,7 @@ func Summarize(cache string, refreshes bool, rounds []Round) Row {
 		}
 	}
 	if len(calls) > 0 {
-		row.Calls = Median(calls)
+		row.Calls = Median(callsF)
 		row.MinCalls, row.MaxCalls = slices.Min(calls), slices.Max(calls)
 	}
 	row.P50, row.P99, row.Max, row.P99FromRelease = Median(p50), Median(p99), Median(mx), Median(p99r)
@@ -243,8 +248,9 @@ func Summarize(cache string, refreshes bool, rounds []Round) Row {
 }
 
 // Median returns the median of xs (the mean of the middle two for an even
-// count), or 0 for none.
-func Median[T int64 | time.Duration](xs []T) T {
+// count), or 0 for none. For integer types the mean is truncated: use
+// float64 where the median is shown as a number (the loader calls).
+func Median[T int64 | float64 | time.Duration](xs []T) T {
 	if len(xs) == 0 {
 		return 0
 	}

@@ -77,8 +77,8 @@ func share(n, total uint64) string {
 func (r *Report) ProbeTables(h string) string {
 	var b strings.Builder
 	for _, g := range r.ProbeGoroutines {
-		fmt.Fprintf(&b, "%s %d goroutine%s\n\n", h, g, plural(g))
 		t := report.NewTable("cache", ">new key: Get right after missed", ">new key: never stored", ">update: Get right after missed", ">update: Get right after saw an older value", ">update: lost", ">present key, overwritten by others: Get missed")
+		rows := 0
 		for _, c := range r.Caches {
 			p, ok := r.probeSum(c, g)
 			if !ok {
@@ -93,17 +93,15 @@ func (r *Report) ProbeTables(h string) string {
 				shared = share(p.SharedMissed, p.SharedReads)
 			}
 			t.Row(c, missed, share(p.InsertLost, p.Inserts), share(p.UpdateMissed, p.Updates), share(p.UpdateStale, p.Updates), share(p.UpdateLost, p.UpdatedKeys), shared)
+			rows++
 		}
+		if rows == 0 {
+			continue // no cache measured with g goroutines: no heading over an empty table
+		}
+		fmt.Fprintf(&b, "%s %d goroutine%s\n\n", h, g, report.Plural(g))
 		b.WriteString(t.String())
 	}
 	return b.String()
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // ReplayTable returns the hit ratios of the replays. With
@@ -127,7 +125,7 @@ func (r *Report) ReplayTable() string {
 		if !ok1 || !ok2 {
 			continue
 		}
-		t.Row(c, fmt.Sprintf("%.2f", 100*one), fmt.Sprintf("%.2f", 100*many), fmt.Sprintf("%+.2f", 100*(many-one)))
+		t.Row(c, fmt.Sprintf("%.2f", 100*one), fmt.Sprintf("%.2f", 100*many), report.Signed(100*(many-one)))
 	}
 	return t.String()
 }
@@ -167,7 +165,7 @@ func (r *Report) bars() chart.Bars {
 		Categories: slices.Clone(r.ReplayCaches),
 	}
 	for _, g := range r.replayCounts() {
-		s := chart.Series{Name: fmt.Sprintf("%d goroutine%s", g, plural(g))}
+		s := chart.Series{Name: fmt.Sprintf("%d goroutine%s", g, report.Plural(g))}
 		for _, c := range r.ReplayCaches {
 			v := math.NaN()
 			if h, ok := r.ReplayMedian(c, g); ok {
@@ -192,8 +190,8 @@ func (r *Report) Markdown(chartFile string) string {
 		"a miss is a write delayed, dropped or refused. With 2 goroutines or more, a third part has half of them (at least one) give random keys of a shared set of %d present keys new values "+
 		"while the others Get random keys of it: every key is present throughout, so a miss there (**present key, overwritten by others**) is a Get that failed to see a key an overwrite was replacing. After each part the cache applies its pending writes (ristretto `Wait`, theine `Wait`, otter `CleanUp`) "+
 		"and every key is read again: **never stored** and **lost** count the writes that never took effect. "+
-		"Figures are summed over %d rounds (a fresh cache per run).",
-		report.Thousands(r.Probes), report.Thousands(ProbeCapacity), sharedKeys, r.Rounds)
+		"Figures are summed over %d round%s (a fresh cache per run).",
+		report.Thousands(r.Probes), report.Thousands(ProbeCapacity), sharedKeys, r.Rounds, report.Plural(r.Rounds))
 	if maps, missed := r.mapProbes(); len(missed) > 0 {
 		fmt.Fprintf(&b, " The unbounded maps are there as the reference, but here %s missed too.", strings.Join(missed, ", "))
 	} else if len(maps) > 0 {
@@ -214,9 +212,9 @@ func (r *Report) Markdown(chartFile string) string {
 	}
 	fmt.Fprintf(&b, "One Zipf stream (s = %.2f over %s keys, %s requests, %s distinct keys; the evicting workload of throughput.md) replayed through a fresh cache of capacity %s: "+
 		"Get each key, Set it on a miss. With 1 goroutine the keys go in order%s. Lossy read buffers (which drop policy updates under contention) and dropped Sets can cost hits that a single-threaded replay, "+
-		"or a simulator, never shows. Medians of %d rounds. No cache is told to wait for its buffers: this is how each behaves as configured for production.\n\n",
+		"or a simulator, never shows. Medians of %d round%s. No cache is told to wait for its buffers: this is how each behaves as configured for production.\n\n",
 		workload.EvictZipfS, report.Thousands(workload.EvictKeySpaceFactor*r.ReplayCapacity), report.Thousands(r.Results.StreamLen), report.Thousands(r.Results.StreamKeys), report.Thousands(r.ReplayCapacity),
-		spread, r.Rounds)
+		spread, r.Rounds, report.Plural(r.Rounds))
 	b.WriteString(r.ReplayTable())
 	if chartFile != "" {
 		fmt.Fprintf(&b, "![hit ratio with %s](%s)\n\n", r.withText(), chartFile)
