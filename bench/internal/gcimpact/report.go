@@ -296,9 +296,9 @@ func (r *Report) MethodText() string {
 			"with fresh %d-byte values", r.churnKeysText(), report.Thousands(j.ChurnRate), j.ValueBytes)
 	}
 	window := fmt.Sprintf("The window lasts at least %s and until %s finished (at most %s): a heap of millions of objects is collected rarely, and each collection is long.",
-		durationText(j.MinWindow), collectionsText(j.MinCycles), durationText(j.MaxWindow))
+		report.ShortDuration(j.MinWindow), collectionsText(j.MinCycles), report.ShortDuration(j.MaxWindow))
 	if j.MinCycles == 0 {
-		window = fmt.Sprintf("The window lasts %s.", durationText(j.MinWindow))
+		window = fmt.Sprintf("The window lasts %s.", report.ShortDuration(j.MinWindow))
 	}
 	return fmt.Sprintf("%s Then, with nothing else running:\n\n"+
 		"1. **forced GC**: `runtime.GC()` %s; the fastest one's wall-clock duration "+
@@ -334,19 +334,6 @@ func (r *Report) churnKeysText() string {
 		return "N"
 	}
 	return "min(N, " + report.Thousands(keys) + ")"
-}
-
-// durationText formats a duration of the prose without trailing zero
-// units: "1m" (not "1m0s"), "1h", "1m30s", "10s", "500ms".
-func durationText(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // collectionsText says how many collections have finished: "1

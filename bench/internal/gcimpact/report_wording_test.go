@@ -61,12 +61,6 @@ func TestWindowDurationsInProse(t *testing.T) {
 	if text := r.MethodText(); !strings.Contains(text, "until 1 collection has finished (at most 1m30s)") {
 		t.Errorf("the window of 1 cycle, at most 90s, is not described as such:\n%s", text)
 	}
-	for d, want := range map[time.Duration]string{time.Minute: "1m", time.Hour: "1h", 10 * time.Second: "10s", 90 * time.Second: "1m30s",
-		500 * time.Millisecond: "500ms", time.Hour + 30*time.Minute: "1h30m"} {
-		if got := durationText(d); got != want {
-			t.Errorf("durationText(%v) = %q, want %q", d, got, want)
-		}
-	}
 }
 
 // The summary's headings say what the figures are, from the number of
