@@ -296,13 +296,14 @@ func readAll(r *Reader) ([]uint64, error) {
 	return keys, nil
 }
 
-// ParseKey returns the key of a trace line, which the caller has trimmed of
-// surrounding white space (Reader does; white space left in is part of a
-// text key, so " 42 " is hashed, not 42): the number itself for a decimal integer with an optional sign that fits
-// in a uint64 (non-negative) or an int64 (negative, taken as its two's
-// complement, so "-1" is math.MaxUint64), and the FNV-1a 64-bit hash of the
-// line otherwise. Text keys may therefore, very rarely, collide with each
-// other or with numeric keys.
+// ParseKey returns the key of a trace line, which the caller has trimmed
+// of surrounding white space (Reader does; white space left in is part of
+// a text key, so " 42 " is hashed, not 42): the number itself for a
+// decimal integer with an optional sign that fits in a uint64
+// (non-negative) or an int64 (negative, taken as its two's complement, so
+// "-1" is math.MaxUint64), and the FNV-1a 64-bit hash of the line
+// otherwise. Text keys may therefore, very rarely, collide with each other
+// or with numeric keys.
 func ParseKey(line []byte) uint64 {
 	if k, ok := parseInt(line); ok {
 		return k
