@@ -24,7 +24,7 @@ func TestMemoryTargetUnknownWithoutRSS(t *testing.T) {
 		t.Errorf("memory target judged without a resident-set figure: met %v, %q", ts[0].Met, ts[0].Measured)
 	}
 	md := r.Markdown(nil)
-	for _, bad := range []string{"NaN", "Inf"} {
+	for _, bad := range []string{"NaN", "Inf×", "+Inf", "-Inf"} { // not "GetWithInfo"
 		if strings.Contains(md, bad) {
 			t.Errorf("bytecache.md prints %s in the targets:\n%s", bad, md[:min(len(md), 1500)])
 		}
