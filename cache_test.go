@@ -1369,12 +1369,13 @@ func TestOnEvictCallsClose(t *testing.T) {
 		}
 	}})
 	c.SetWithTTL(1, 1, time.Millisecond) // expired by the background goroutine, within about a second
-	guard := time.NewTimer(10 * time.Second)
+	// A deadlock guard: the expiry waits for a tick of the background goroutine.
+	guard := time.NewTimer(60 * time.Second)
 	defer guard.Stop()
 	select {
 	case <-closed:
 	case <-guard.C:
-		t.Fatal("Close called from OnEvict (on the background goroutine) has not returned after 10s: it waits for its own goroutine to exit")
+		t.Fatal("Close called from OnEvict (on the background goroutine) has not returned after 60s: it waits for its own goroutine to exit")
 	}
 	c.Close()
 	if !c.Set(2, 2) {
@@ -1934,7 +1935,7 @@ func TestCloseNoGoroutineLeak(t *testing.T) {
 	// to return from run. Both counts must come back: the goroutines that
 	// New started (precise, from the stacks) and NumGoroutine (which other
 	// goroutines of the runtime may perturb briefly).
-	guard := time.Now().Add(10 * time.Second)
+	guard := time.Now().Add(60 * time.Second) // a deadlock guard only
 	got, gotAll := ctRunGoroutines(), runtime.NumGoroutine()
 	for (got > before || gotAll > beforeAll) && time.Now().Before(guard) {
 		runtime.Gosched()
@@ -2899,7 +2900,7 @@ func TestCloseWhileBackgroundReportsLate(t *testing.T) {
 	<-entered // the background goroutine is in OnEvict, waiting for M
 	select {
 	case <-closed:
-	case <-time.After(10 * time.Second): // generous: a slow machine under -race
+	case <-time.After(60 * time.Second): // a deadlock guard: a slow machine under -race
 		t.Errorf("Close has not returned: it waits for the background goroutine, whose OnEvict waits for the lock Close's caller holds (deadlock)")
 	}
 	M.Unlock()

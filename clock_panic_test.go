@@ -46,7 +46,7 @@ func TestClockPanicInMaintenanceReleasesLock(t *testing.T) {
 		go func() { op(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second): // guards against the deadlock
+		case <-time.After(60 * time.Second): // guards against the deadlock
 			t.Fatalf("%s after a Clock panic in maintenance has not returned: the maintenance lock stayed locked", name)
 		}
 	}
@@ -74,7 +74,7 @@ func TestClockPanicInEvictionKeepsBound(t *testing.T) {
 		if err != nil {
 			t.Errorf("after a Clock panic in eviction: %v (Len %d, bound 2)", err, c.Len())
 		}
-	case <-time.After(10 * time.Second): // guards against the deadlock
+	case <-time.After(60 * time.Second): // guards against the deadlock
 		t.Fatal("maintenance after a Clock panic in eviction has not returned: the maintenance lock stayed locked")
 	}
 }

@@ -1,9 +1,6 @@
 package cachekit
 
-import (
-	"runtime"
-	"testing"
-)
+import "testing"
 
 // A Set that finds the write queue full drains it by a maintenance pass,
 // whose OnEvict calls run before the Set has queued its own record. If one
@@ -23,19 +20,28 @@ func TestOnEvictPanicWithFullQueueKeepsRecord(t *testing.T) {
 	})
 	c.Close() // maintenance only on the callers' goroutines
 	n := c.c.writes.Cap()
-	// Hold the maintenance lock while another goroutine fills the queue:
-	// its Set of one key more then waits for the queue to drain.
+	// Hold the maintenance lock while the queue fills, as a long pass on
+	// another goroutine would: another goroutine's Set of one key more then
+	// waits for the queue to drain. The queue is filled here, not by that
+	// goroutine: each of its Sets tries the lock once its record is queued
+	// (a batch of 1 in a cache this small), and one that tried after the
+	// unlock below ran the drain itself, before key n was ever written (the
+	// test failed then, 1 run in 2,000 with GOMAXPROCS 8).
 	c.c.mu.Lock()
+	for k := range n {
+		c.Set(k, "v") // its TryLock fails: this goroutine holds the lock
+	}
+	if l := c.c.writes.Len(); l != n {
+		c.c.mu.Unlock()
+		t.Fatalf("setup: %d records queued, want a full queue of %d", l, n)
+	}
 	done := make(chan any)
 	go func() {
 		defer func() { done <- recover() }()
-		for k := range n + 1 {
-			c.Set(k, "v")
-		}
+		c.Set(n, "v")
 	}()
-	for c.c.writes.Len() < n {
-		runtime.Gosched()
-	}
+	// Its Set yields while the queue is full and the lock taken.
+	ctWaitGoroutine(t, "runtime.Gosched(", ").afterWrite(")
 	c.c.mu.Unlock()
 	if r := <-done; r == nil {
 		t.Fatal("OnEvict did not panic in the Set that drained the queue")

@@ -124,7 +124,7 @@ func TestDeliverClockPanicWakesWaiter(t *testing.T) {
 	if p == nil {
 		t.Fatalf("the clock did not panic")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a deadlock guard only
 	defer cancel()
 	select {
 	case <-joined:

@@ -156,7 +156,7 @@ func TestRunAfter(t *testing.T) {
 	}), func() {
 		order = append(order, "after")
 		close(stop)
-	}, 50*time.Millisecond, &stderr)
+	}, Timeout, &stderr) // the goroutine exits once stop is closed: a bound of 50ms would race with it
 	if code != 0 || stderr.Len() != 0 {
 		t.Errorf("run returned %d, want 0, for a goroutine that after stops; standard error:\n%s", code, stderr.Bytes())
 	}
