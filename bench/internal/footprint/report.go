@@ -117,14 +117,6 @@ func bytesText(v float64) string {
 	return s
 }
 
-// joinAnd joins words as "a", "a and b", "a, b and c".
-func joinAnd(words []string) string {
-	if len(words) < 2 {
-		return strings.Join(words, "")
-	}
-	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
-}
-
 // ran returns those of names that the report's caches include, in the
 // order of names.
 func (r *Report) ran(names ...string) []string {
@@ -293,7 +285,7 @@ func (r *Report) Markdown(chartFile string) string {
 		if len(budgeted) == 1 {
 			verb = "gets"
 		}
-		n := fmt.Sprintf("%s %s a budget of N × (%d + 32) × 1.5 bytes (`adapter.ByteBudget`), enough for every entry", joinAnd(budgeted), verb, PairBytes)
+		n := fmt.Sprintf("%s %s a budget of N × (%d + 32) × 1.5 bytes (`adapter.ByteBudget`), enough for every entry", report.JoinAnd(budgeted), verb, PairBytes)
 		switch fast, free := slices.Contains(budgeted, "fastcache"), slices.Contains(budgeted, "freecache"); {
 		case fast && free:
 			n += "; fastcache rounds it up to its minimum of 32 MiB, freecache to its minimum of 512 KiB"

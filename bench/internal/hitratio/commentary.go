@@ -259,10 +259,7 @@ func groupName(names []string, label map[string]string, owner string) string {
 	if len(out) == 0 {
 		return ""
 	}
-	list := out[len(out)-1]
-	if len(out) > 1 {
-		list = strings.Join(out[:len(out)-1], ", ") + " and " + list
-	}
+	list := report.JoinAnd(out)
 	if owner != "" {
 		list = owner + " " + list
 	}

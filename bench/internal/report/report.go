@@ -417,3 +417,11 @@ func Signed(v float64) string {
 	}
 	return fmt.Sprintf("%+.2f", v)
 }
+
+// JoinAnd joins words as "a", "a and b", "a, b and c".
+func JoinAnd(words []string) string {
+	if len(words) < 2 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}

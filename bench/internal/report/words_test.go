@@ -16,4 +16,12 @@ func TestCountAndSigned(t *testing.T) {
 			t.Errorf("Signed(%v) = %q, want %q", v, got, want)
 		}
 	}
+	for _, c := range []struct {
+		words []string
+		want  string
+	}{{nil, ""}, {[]string{"a"}, "a"}, {[]string{"a", "b"}, "a and b"}, {[]string{"a", "b", "c"}, "a, b and c"}} {
+		if got := JoinAnd(c.words); got != c.want {
+			t.Errorf("JoinAnd(%q) = %q, want %q", c.words, got, c.want)
+		}
+	}
 }
