@@ -255,7 +255,6 @@ func (c *Cache[K, V]) refreshMany(ctx context.Context, due []dueKey[K, V]) {
 			<-c.slots
 			return
 		}
-		c.stats.refreshes.Add(uint64(len(fl)))
 		c.launch(ctx, fl, true)
 	}()
 	for _, d := range due {
@@ -268,7 +267,6 @@ func (c *Cache[K, V]) refreshMany(ctx context.Context, due []dueKey[K, V]) {
 		<-c.slots
 		return
 	}
-	c.stats.refreshes.Add(uint64(len(fl)))
 	c.launch(ctx, fl, true)
 }
 

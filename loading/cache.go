@@ -422,7 +422,6 @@ func (c *Cache[K, V]) refresh(ctx context.Context, key K, r *record[V]) {
 		<-c.slots
 		return
 	}
-	c.stats.refreshes.Add(1)
 	c.launch(ctx, []*flight[K, V]{f}, true)
 }
 

@@ -169,6 +169,11 @@ func (c *Cache[K, V]) launch(ctx context.Context, fl []*flight[K, V], slot bool)
 	}
 	c.loads.Add(1)
 	c.lifeMu.RUnlock()
+	if slot {
+		// Counted here, once the reload is sure to run: Close may have
+		// come since it was registered.
+		c.stats.refreshes.Add(uint64(len(fl)))
+	}
 
 	// The load keeps the values of the context of the caller that started
 	// it, not its cancellation: the caller may leave, others are waiting.
