@@ -83,6 +83,17 @@ type ByteTierOptions struct {
 
 	// Clock is the breaker's time source. Default nil: the system clock.
 	Clock cachekit.Clock
+
+	// MaxBulkLen is the longest string the ByteTier sends to Redis: an
+	// entry (the value and a 28-byte header) or a key with its Prefix.
+	// Redis refuses a longer one than its proto-max-bulk-len and closes the
+	// connection, so the ByteTier does not send it: Set returns an error
+	// wrapping ErrTooLarge, and Get and Delete of a longer key one too,
+	// without calling Redis or passing the breaker; each is counted in
+	// Stats.L2TooLarge. Set it to the server's proto-max-bulk-len if that
+	// was lowered. Default DefaultMaxBulkLen (512 MiB, Redis's default);
+	// negative values are invalid.
+	MaxBulkLen int
 }
 
 func (o *ByteTierOptions) resolve() error {
@@ -110,6 +121,9 @@ func (o *ByteTierOptions) resolve() error {
 	}
 	if o.Sharded > ShardedOff {
 		return bad("unknown Sharded value %d", o.Sharded)
+	}
+	if err := resolveMaxBulkLen(bad, &o.MaxBulkLen); err != nil {
+		return err
 	}
 	if o.Prefix == "" {
 		o.Prefix = DefaultBytePrefix
@@ -219,6 +233,7 @@ func NewByteTier(o ByteTierOptions) (*ByteTier, error) {
 		breakerOpenFor:   o.BreakerOpenFor,
 		sharded:          o.Sharded,
 		clock:            o.Clock,
+		maxBulkLen:       o.MaxBulkLen,
 		log:              o.Logger.With("tier", o.Prefix),
 	})
 	t.invalidate = func(key string) {
@@ -275,6 +290,9 @@ func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl 
 	}
 	if t.life.Err() != nil {
 		return dst, 0, false, ErrClosed
+	}
+	if err := t.fits(len(key), 0); err != nil {
+		return dst, 0, false, fmt.Errorf("redis: reading %.64q: %w", key, err)
 	}
 	tk, ok := t.brk.allow()
 	if !ok {
@@ -397,6 +415,9 @@ func (t *ByteTier) Set(ctx context.Context, key, value []byte, ttl time.Duration
 	if ttl > 0 {
 		exp = expiresAt(ttl)
 	}
+	if err := t.fits(len(key), headerSize+len(value)); err != nil {
+		return fmt.Errorf("redis: setting %.64q: %w", key, err)
+	}
 	env := newEnvelope(kindValue, mrand.Uint64(), t.fp, exp, len(value))
 	env = append(env, value...)
 	skey := string(key)
@@ -422,6 +443,9 @@ func (t *ByteTier) Delete(ctx context.Context, key []byte) (bool, error) {
 		return false, ErrClosed
 	}
 	defer t.endCall()
+	if err := t.fits(len(key), 0); err != nil {
+		return false, fmt.Errorf("redis: deleting %.64q: %w", key, err)
+	}
 	skey := string(key)
 	var del *goredis.IntCmd
 	_, err := t.writeAndPublish(ctx, skey, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {

@@ -161,6 +161,7 @@ func New[V any](opts Options[V]) (*Cache[V], error) {
 		breakerOpenFor:   opts.BreakerOpenFor,
 		sharded:          opts.Sharded,
 		clock:            opts.Clock,
+		maxBulkLen:       opts.MaxBulkLen,
 		log:              opts.Logger.With("cache", opts.Prefix),
 	})
 	c.reads = newReads(&c.core, opts.ExactTTL, opts.ReadsInFlight)
@@ -249,6 +250,9 @@ func (c *Cache[V]) Set(ctx context.Context, key string, value V) error {
 	if err != nil {
 		return fmt.Errorf("redis: encoding the value of %q: %w", key, err)
 	}
+	if err := c.fits(len(key), len(env)); err != nil {
+		return fmt.Errorf("redis: setting %.64q: %w", key, err)
+	}
 	return c.change(ctx, key, func() {
 		c.l1.Set(key, value)
 		// The Redis entry's lifetime starts now, not when Set began (it
@@ -271,6 +275,11 @@ func (c *Cache[V]) Set(ctx context.Context, key string, value V) error {
 func (c *Cache[V]) Delete(ctx context.Context, key string) error {
 	if ctx == nil {
 		return errNilContext
+	}
+	if err := c.fits(len(key), 0); err != nil {
+		// Never in Redis (see MaxBulkLen), but perhaps in L1.
+		c.l1.Delete(key)
+		return fmt.Errorf("redis: deleting %.64q from L1 only: %w", key, err)
 	}
 	return c.change(ctx, key, func() { c.l1.Delete(key) }, func() error {
 		env := newEnvelope(kindTomb, mrand.Uint64(), 0, expiresAt(c.tombstoneTTL), 0)
@@ -422,6 +431,11 @@ func (c *Cache[V]) read(ctx context.Context, key string) (entry, time.Duration, 
 		// Closed while a Get probed (L1's Close does not wait for
 		// probes): Redis is not read after Close (the caller may have
 		// closed the client since), nor the breaker or counters touched.
+		return entry{}, 0, l2Unavailable, start
+	}
+	if err := c.fits(len(key), 0); err != nil {
+		// Unavailable: the load that follows keeps its value in L1 only.
+		c.logs.log(c.log, "large", "redis: key not read", "err", err)
 		return entry{}, 0, l2Unavailable, start
 	}
 	tk, ok := c.brk.allow()
@@ -658,6 +672,10 @@ func (c *Cache[V]) enqueue(rkey string, v V, ttl time.Duration, token string, bo
 	if err != nil {
 		c.st.l2WriteErrors.Add(1)
 		c.logs.log(c.log, "write", "redis: encoding failed", "key", rkey, "err", err)
+		return
+	}
+	if err := c.fits(len(rkey)-len(c.prefix), len(env)); err != nil {
+		c.logs.log(c.log, "large", "redis: loaded value kept in L1 only", "err", err)
 		return
 	}
 	select {

@@ -32,6 +32,7 @@ type core struct {
 	channel string
 	sharded bool
 	id      string // this instance's id, carried by its invalidations
+	maxBulk int    // Options.MaxBulkLen
 
 	timeout, degradedTTL          time.Duration
 	healthCheck, resubscribeDelay time.Duration
@@ -89,6 +90,7 @@ type coreSettings struct {
 	sharded                       Sharding
 	clock                         cachekit.Clock
 	log                           *slog.Logger
+	maxBulkLen                    int
 }
 
 // init sets c up (c is a field of its owner, so it is not returned).
@@ -100,6 +102,7 @@ func (c *core) init(s coreSettings) {
 	c.channel = s.prefix + "invalidate"
 	c.id = hex.EncodeToString(idb[:])
 	c.timeout = s.timeout
+	c.maxBulk = s.maxBulkLen
 	c.deadlines = newDeadlines(s.timeout)
 	c.degradedTTL = s.degradedTTL
 	c.healthCheck = s.healthCheck
@@ -450,6 +453,40 @@ func (c *core) report(ctx context.Context, tk ticket, err error) {
 	default:
 		c.brk.failure(tk)
 	}
+}
+
+// ErrTooLarge is wrapped by the error of a Set whose entry or key is longer
+// than Redis accepts (Options.MaxBulkLen, ByteTierOptions.MaxBulkLen), and
+// of a ByteTier's Get or Delete of such a key: nothing was sent to Redis.
+var ErrTooLarge = errors.New("redis: too large for Redis")
+
+// fits returns an error wrapping ErrTooLarge, and counts it in
+// Stats.L2TooLarge, if a key of keyLen bytes (with the prefix, or in its
+// invalidation message) or an entry of n bytes is longer than MaxBulkLen;
+// nil if both fit.
+func (c *core) fits(keyLen, n int) error {
+	// The invalidation message is 10 bytes, the instance's id and the key
+	// (see message).
+	k := max(len(c.prefix), 10+len(c.id)) + keyLen
+	if k <= c.maxBulk && n <= c.maxBulk {
+		return nil
+	}
+	c.st.l2TooLarge.Add(1)
+	if n > c.maxBulk {
+		return fmt.Errorf("%w: an entry of %d bytes, over MaxBulkLen (%d)", ErrTooLarge, n, c.maxBulk)
+	}
+	return fmt.Errorf("%w: a key of %d bytes (with the prefix, or in its invalidation), over MaxBulkLen (%d)", ErrTooLarge, k, c.maxBulk)
+}
+
+// resolveMaxBulkLen refuses a negative MaxBulkLen and fills in the default.
+func resolveMaxBulkLen(bad func(format string, args ...any) error, p *int) error {
+	if *p < 0 {
+		return bad("MaxBulkLen must not be negative")
+	}
+	if *p == 0 {
+		*p = DefaultMaxBulkLen
+	}
+	return nil
 }
 
 // durationOption is an option of type time.Duration: its name, where it

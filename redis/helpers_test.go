@@ -122,11 +122,11 @@ func cluster(t *testing.T) *redistest.Cluster {
 }
 
 // private starts a standalone server for this test alone (fault tests kill
-// and restart it).
-func private(t *testing.T) *redistest.Server {
+// and restart it), with extra arguments for redis-server if given.
+func private(t *testing.T, extra ...string) *redistest.Server {
 	t.Helper()
 	bin := redisBin(t)
-	s, err := redistest.Start(bin)
+	s, err := redistest.Start(bin, extra...)
 	if err != nil {
 		noRedis(t, err)
 	}

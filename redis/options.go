@@ -28,6 +28,7 @@ const (
 	DefaultReadsInFlight    = 1 // per GOMAXPROCS
 	DefaultHealthCheck      = 5 * time.Second
 	DefaultResubscribeDelay = 100 * time.Millisecond
+	DefaultMaxBulkLen       = 512 << 20 // Redis's default proto-max-bulk-len
 )
 
 // Upper bounds of Options.WriteQueue (whose buffer New allocates at once)
@@ -185,6 +186,19 @@ type Options[V any] struct {
 	// Clock is the time source of the breaker and of write ages, and of L1
 	// unless Local.Clock is set. Default nil: the system clock.
 	Clock cachekit.Clock
+
+	// MaxBulkLen is the longest string the Cache sends to Redis: an entry
+	// (the encoded value and a 28-byte header) or a key with its Prefix.
+	// Redis refuses a longer one than its proto-max-bulk-len and closes
+	// the connection, so the Cache does not send it: a Set returns an
+	// error wrapping ErrTooLarge and changes neither tier; a loaded value
+	// is kept in L1 only; a Get of a longer key does not read Redis (it
+	// loads, and keeps the value in L1 only); a Delete of one removes it
+	// from L1 and returns an error wrapping ErrTooLarge (no invalidation
+	// can tell the other instances). Each is counted in Stats.L2TooLarge. Set it to the server's proto-max-bulk-len if that
+	// was lowered. Default DefaultMaxBulkLen (512 MiB, Redis's default);
+	// negative values are invalid.
+	MaxBulkLen int
 }
 
 // Sharding selects plain or sharded Pub/Sub for invalidations.
@@ -307,6 +321,9 @@ func (o *Options[V]) resolve() error {
 	}
 	if o.Sharded > ShardedOff {
 		return bad("unknown Sharded value %d", o.Sharded)
+	}
+	if err := resolveMaxBulkLen(bad, &o.MaxBulkLen); err != nil {
+		return err
 	}
 	// Checked here, before it is used below (loading.New checks it too,
 	// but too late: with a NaN, the loop below would count the default

@@ -12,7 +12,7 @@ type counters struct {
 	l2Hits, l2Misses, l2Incompatible, l2Errors, l2Skipped atomic.Uint64
 	l2Reads, l2ReadNanos, l2ReadMax                       atomic.Uint64
 	l2Writes, l2WritesRejected, l2WriteErrors             atomic.Uint64
-	l2WritesDropped                                       atomic.Uint64
+	l2WritesDropped, l2TooLarge                           atomic.Uint64
 	loads, loadErrors                                     atomic.Uint64
 	sent, received, ignored, badMessages                  atomic.Uint64
 	lagNanos, lagMax                                      atomic.Uint64
@@ -99,6 +99,13 @@ type Stats struct {
 	// wait), and wrote nothing.
 	L2Writes, L2WritesRejected, L2WriteErrors, L2WritesDropped uint64
 
+	// L2TooLarge counts the calls not sent to Redis because a key or an
+	// entry is longer than MaxBulkLen: Sets and Deletes refused with
+	// ErrTooLarge (and a ByteTier's Gets), loaded values kept in L1 only,
+	// and a Cache's reads of keys too long (its Get then loads, and keeps
+	// the value in L1 only, without counting it again).
+	L2TooLarge uint64
+
 	// Loads counts calls to the Loader (lookups that missed both tiers),
 	// LoadErrors those that failed (not counting not-found answers).
 	Loads, LoadErrors uint64
@@ -148,6 +155,7 @@ func (c *core) stats() Stats {
 		L2WritesRejected:      s.l2WritesRejected.Load(),
 		L2WriteErrors:         s.l2WriteErrors.Load(),
 		L2WritesDropped:       s.l2WritesDropped.Load(),
+		L2TooLarge:            s.l2TooLarge.Load(),
 		Loads:                 s.loads.Load(),
 		LoadErrors:            s.loadErrors.Load(),
 		Breaker:               c.brk.State(),
