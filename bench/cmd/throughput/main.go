@@ -79,6 +79,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := out.Load(rep, func() error { return measure(rep, args, f, out.Note, stderr) }); err != nil {
 		return err
 	}
+	// A report read back (-from-json) may predate the paired ratios.
+	throughput.SetRatios(rep.Results)
 	if err := throughput.WriteTables(stdout, rep); err != nil {
 		return err
 	}

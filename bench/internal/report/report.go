@@ -194,16 +194,26 @@ func (h Header) Markdown(title, generator string) string {
 		fmt.Fprintf(&b, "| load average (1, 5, 15 min) | %s before, %s after |\n", Cell(h.LoadBefore), Cell(h.LoadAfter))
 	}
 	b.WriteString("\n")
-	if Busy(h.LoadBefore, h.Cores) {
-		first, _, _ := strings.Cut(h.LoadBefore, ",")
-		fmt.Fprintf(&b, "> **Warning.** The 1-minute load average was %s when the run started, on %d cores: "+
-			"other work shared the machine, so timings are noisy. Regenerate on a quiet machine "+
-			"before drawing conclusions from small differences.\n\n", strings.TrimSpace(first), h.Cores)
-	}
+	b.WriteString(BusyWarning(h.LoadBefore, h.Cores, "timings are", "Regenerate on a quiet machine"))
 	if h.Note != "" {
 		fmt.Fprintf(&b, "> **Note.** %s\n\n", h.Note)
 	}
 	return b.String()
+}
+
+// BusyWarning returns the warning paragraph that a report prints under its
+// header when the load average loadBefore, read as the run started, says
+// that the machine was busy (Busy), or "" if it was not. what names what
+// the load made noisy, with its verb ("timings are"); regenerate says how
+// to do better ("Regenerate on a quiet machine").
+func BusyWarning(loadBefore string, cores int, what, regenerate string) string {
+	if !Busy(loadBefore, cores) {
+		return ""
+	}
+	first, _, _ := strings.Cut(loadBefore, ",")
+	return fmt.Sprintf("> **Warning.** The 1-minute load average was %s when the run started, on %d cores: "+
+		"other work shared the machine, so %s noisy. %s "+
+		"before drawing conclusions from small differences.\n\n", strings.TrimSpace(first), cores, what, regenerate)
 }
 
 // Busy reports whether a load average ("1.5, 1.2, 1.0") says that other

@@ -143,6 +143,11 @@ func WriteMarkdown(w io.Writer, r *Report) error {
 	for _, m := range r.Modules {
 		fmt.Fprintf(&b, "- %s %s\n", m.Path, m.Version)
 	}
+	if w := report.BusyWarning(r.LoadBefore, r.Cores, "latencies are", "Regenerate on a quiet machine"); w != "" {
+		// After the list's last line, a blank line; the Method heading
+		// that follows brings its own.
+		b.WriteString("\n" + strings.TrimSuffix(w, "\n"))
+	}
 	b.WriteString("\n## Method\n\n")
 	fmt.Fprintf(&b, "The stampede of the [loading] issue: %d goroutines wait at a start barrier, are released together, and each calls Get once for the same key; the loader sleeps %v and counts its calls. Each round makes a new cache; in the expired-hot-key case it first loads the key once (not counted) and then moves the cache's clock (an injected fake clock, for every cache, so nothing sleeps to expire the key) past the refresh age. After the last caller returns, the harness waits %s more and for any load still running, so a background reload is counted in its round. Rounds are interleaved (round 1: every case and cache, round 2: ...); there %s, and the tables show the medians over the rounds of each round's p50, p99 and max, and the median loader calls per round (with the range when rounds differ).\n\n",
 		r.Callers, r.LoadTime, "20ms", thereAre(r.Rounds))

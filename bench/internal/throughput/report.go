@@ -6,11 +6,11 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/cachekit/cachekit/bench/internal/adapter"
 	"github.com/cachekit/cachekit/bench/internal/chart"
+	"github.com/cachekit/cachekit/bench/internal/report"
 	"github.com/cachekit/cachekit/bench/internal/workload"
 )
 
@@ -80,8 +80,9 @@ type Result struct {
 	// OpsPerSec has one figure per round, in round order.
 	OpsPerSec       []float64 `json:"ops_per_sec"`
 	MedianOpsPerSec float64   `json:"median_ops_per_sec"`
-	// RatioToBaseline is MedianOpsPerSec over cachekit's in the same cell;
-	// absent when cachekit was not measured.
+	// RatioToBaseline is the cache's throughput over cachekit's in the same
+	// cell: the median over the rounds of the ratio within each round (see
+	// SetRatios); absent when cachekit was not measured.
 	RatioToBaseline *float64 `json:"ratio_to_cachekit,omitempty"`
 	// HitRatio has one figure per round: the share of Gets that hit.
 	HitRatio       []float64 `json:"hit_ratio,omitempty"`
@@ -120,9 +121,8 @@ func DescribeWorkloads(ws []*workload.Workload) []WorkloadInfo {
 }
 
 // Results turns measurements into results: medians, and ratios to
-// cachekit's median in the same cell.
+// cachekit in the same cell (SetRatios).
 func Results(ms []Measurement) []Result {
-	base := map[Cell]float64{}
 	out := make([]Result, len(ms))
 	for i, m := range ms {
 		r := Result{Workload: m.Workload, ReadPct: m.ReadPct, Goroutines: m.Goroutines, Cache: m.Cache}
@@ -146,19 +146,47 @@ func Results(ms []Measurement) []Result {
 			x := median(r.SlowestShare)
 			r.MedianSlowestShare = &x
 		}
-		if m.Cache == Baseline {
-			base[m.Cell] = r.MedianOpsPerSec
-		}
 		out[i] = r
 	}
-	for i := range out {
-		r := &out[i]
-		if b, ok := base[Cell{r.Workload, r.ReadPct, r.Goroutines}]; ok && b > 0 {
-			x := r.MedianOpsPerSec / b
-			r.RatioToBaseline = &x
+	SetRatios(out)
+	return out
+}
+
+// SetRatios sets every result's RatioToBaseline from the figures of each
+// round: the median over the rounds of the cache's throughput divided by
+// cachekit's in the same cell and round, which ran within seconds of each
+// other. The machine's speed drifts between rounds, and on some hosts
+// jumps: on the 2-core machine of 2026-11-29, every cache of a getput
+// cell with writes ran about twice as fast in some rounds as in others,
+// and a ratio of the two medians (the ratio set before; it is still the
+// one used when the rounds do not pair up) could divide a fast round's
+// figure by a slow round's (xsync 2.18× cachekit where the rounds'
+// ratios were 0.85× to 1.09× but for one). Results without cachekit in
+// their cell get no ratio.
+func SetRatios(rs []Result) {
+	base := map[Cell]*Result{}
+	for i := range rs {
+		if rs[i].Cache == Baseline {
+			base[Cell{rs[i].Workload, rs[i].ReadPct, rs[i].Goroutines}] = &rs[i]
 		}
 	}
-	return out
+	for i := range rs {
+		r := &rs[i]
+		r.RatioToBaseline = nil
+		b := base[Cell{r.Workload, r.ReadPct, r.Goroutines}]
+		if b == nil || b.MedianOpsPerSec <= 0 {
+			continue
+		}
+		x := r.MedianOpsPerSec / b.MedianOpsPerSec
+		if n := len(r.OpsPerSec); n > 0 && n == len(b.OpsPerSec) && !slices.Contains(b.OpsPerSec, 0) {
+			per := make([]float64, n)
+			for j := range per {
+				per[j] = r.OpsPerSec[j] / b.OpsPerSec[j]
+			}
+			x = median(per)
+		}
+		r.RatioToBaseline = &x
+	}
 }
 
 // Charts draws one bar chart per workload and goroutine count into dir:
@@ -242,21 +270,19 @@ func WriteMarkdown(w io.Writer, r *Report, charts []string) error {
 		fmt.Fprintf(&b, "| load average (1, 5, 15 min) | %s before, %s after |\n", cellText(r.LoadBefore), cellText(r.LoadAfter))
 	}
 	b.WriteString("\n")
-	if busy(r.LoadBefore, r.Cores) {
-		fmt.Fprintf(&b, "> **Warning.** The 1-minute load average was %s when the run started, on %d cores: "+
-			"other work shared the machine, so these figures are noisy. Regenerate them with bench/run.sh on a quiet machine "+
-			"before drawing conclusions from small differences.\n\n", strings.TrimSpace(strings.Split(r.LoadBefore, ",")[0]), r.Cores)
-	}
+	b.WriteString(report.BusyWarning(r.LoadBefore, r.Cores, "these figures are", "Regenerate them with bench/run.sh on a quiet machine"))
 	if r.Note != "" {
 		fmt.Fprintf(&b, "> **Note.** %s\n\n", r.Note)
 	}
 	of := "the median of the rounds (the JSON file has every round's figure)"
+	multiple := ", the median over the rounds of the multiple within each round " +
+		"(a cache and cachekit run within seconds of each other in a round, while the machine's speed may change between rounds)"
 	if r.Rounds == 1 {
-		of = "the figure of the one round"
+		of, multiple = "the figure of the one round", ""
 	}
 	b.WriteString("Figures are millions of operations per second summed over all goroutines, " + of + ". " +
 		"In parentheses: the cache's throughput as a multiple of cachekit's " +
-		"in the same cell, so below 1.00× cachekit is faster, above it slower. " +
+		"in the same cell" + multiple + ", so below 1.00× cachekit is faster, above it slower. " +
 		"docs/benchmarks/README.md explains the method and the fairness choices.\n\n")
 
 	b.WriteString("## Caches\n\n| cache | bounded | configuration |\n|---|---|---|\n")
@@ -421,14 +447,6 @@ func mixLabel(w WorkloadInfo, pct int) string {
 		return fmt.Sprintf("%d%% reads", pct)
 	}
 	return fmt.Sprintf("%d/%d", pct, 100-pct)
-}
-
-// busy reports whether a load average ("1.5, 1.2, 1.0") says that other
-// work kept at least half of the cores busy in the last minute.
-func busy(load string, cores int) bool {
-	first, _, _ := strings.Cut(load, ",")
-	l, err := strconv.ParseFloat(strings.TrimSpace(first), 64)
-	return err == nil && cores > 0 && l >= 0.5*float64(cores)
 }
 
 // cellText makes s safe inside a Markdown table cell.

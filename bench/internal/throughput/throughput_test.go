@@ -154,18 +154,6 @@ func TestMeasureErrors(t *testing.T) {
 	}
 }
 
-func TestBusy(t *testing.T) {
-	for _, tc := range []struct {
-		load  string
-		cores int
-		want  bool
-	}{{"0.20, 0.5, 0.9", 2, false}, {"1.00, 0.1, 0.1", 2, true}, {"6.19, 6.68, 6.37", 2, true}, {"3.9, 1, 1", 8, false}, {"", 2, false}, {"x", 2, false}} {
-		if got := busy(tc.load, tc.cores); got != tc.want {
-			t.Errorf("busy(%q, %d) = %v, want %v", tc.load, tc.cores, got, tc.want)
-		}
-	}
-}
-
 // TestJSON writes and reads a report as the command does (-json,
 // -from-json).
 func TestJSON(t *testing.T) {
