@@ -299,6 +299,11 @@ func (c *Cache[K, V]) run(ctx context.Context, fl []*flight[K, V], slot bool, li
 			outs[i] = outcome[V]{value: v, kind: loaded}
 		case be != nil && be.Errors[f.key] != nil:
 			outs[i] = c.classify(ctx, zero, be.Errors[f.key])
+		case whole != nil && be != nil && !isBeside(whole, be, ErrNotFound):
+			// A per-key ErrNotFound in be is its key's answer, not the
+			// whole call's: classify's errors.Is would see it through
+			// the join, and fail the other keys as not found.
+			outs[i] = c.failure(ctx, whole)
 		case whole != nil:
 			outs[i] = c.classify(ctx, zero, whole)
 		default:
@@ -331,6 +336,31 @@ func onlyBulk[K comparable](err error, be *BulkError[K]) bool {
 	return false
 }
 
+// isBeside reports whether err is target, or wraps it, as errors.Is does,
+// without looking into skip (which err may wrap).
+func isBeside(err, skip, target error) bool {
+	if err == nil || err == skip {
+		return false
+	}
+	if err == target {
+		return true
+	}
+	if x, ok := err.(interface{ Is(error) bool }); ok && x.Is(target) {
+		return true
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return isBeside(u.Unwrap(), skip, target)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if isBeside(e, skip, target) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // classify sorts a loader's result.
 func (c *Cache[K, V]) classify(ctx context.Context, v V, err error) outcome[V] {
 	switch {
@@ -338,6 +368,14 @@ func (c *Cache[K, V]) classify(ctx context.Context, v V, err error) outcome[V] {
 		return outcome[V]{value: v, kind: loaded}
 	case errors.Is(err, ErrNotFound):
 		return outcome[V]{err: err, kind: notFound}
+	}
+	return c.failure(ctx, err)
+}
+
+// failure sorts a loader's error that does not say "not found": a failure,
+// or the end of a load abandoned by Close.
+func (c *Cache[K, V]) failure(ctx context.Context, err error) outcome[V] {
+	switch {
 	case c.closed.Load() && context.Cause(ctx) == ErrClosed:
 		return outcome[V]{err: fmt.Errorf("%w (the load ended with: %w)", ErrClosed, err), kind: abandoned}
 	case ctx.Err() == context.DeadlineExceeded && errors.Is(err, context.DeadlineExceeded):
