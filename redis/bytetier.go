@@ -90,9 +90,10 @@ type ByteTierOptions struct {
 	// connection, so the ByteTier does not send it: Set returns an error
 	// wrapping ErrTooLarge, and Get and Delete of a longer key one too,
 	// without calling Redis or passing the breaker; each is counted in
-	// Stats.L2TooLarge. Set it to the server's proto-max-bulk-len if that
-	// was lowered. Default DefaultMaxBulkLen (512 MiB, Redis's default);
-	// negative values are invalid.
+	// Stats.L2TooLarge. NewByteTier refuses a Prefix whose invalidation
+	// channel (Prefix and "invalidate") is longer. Set it to the server's
+	// proto-max-bulk-len if that was lowered. Default DefaultMaxBulkLen
+	// (512 MiB, Redis's default); negative values are invalid.
 	MaxBulkLen int
 }
 
@@ -127,6 +128,9 @@ func (o *ByteTierOptions) resolve() error {
 	}
 	if o.Prefix == "" {
 		o.Prefix = DefaultBytePrefix
+	}
+	if err := checkChannel(bad, o.Prefix, o.MaxBulkLen); err != nil {
+		return err
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

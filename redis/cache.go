@@ -276,6 +276,9 @@ func (c *Cache[V]) Delete(ctx context.Context, key string) error {
 	if ctx == nil {
 		return errNilContext
 	}
+	if c.life.Err() != nil {
+		return ErrClosed // before the length check, as in Set
+	}
 	if err := c.fits(len(key), 0); err != nil {
 		// Never in Redis (see MaxBulkLen), but perhaps in L1.
 		c.l1.Delete(key)
@@ -694,7 +697,14 @@ func (c *Cache[V]) writeLoop() {
 		case <-c.life.Done():
 			return
 		case w := <-c.queue:
-			c.writeLoaded(w)
+			// A panic here (Options.Clock's, read for the write's age and
+			// by the breaker) would end the process from a goroutine the
+			// user cannot guard: the write is dropped and counted as
+			// failed instead.
+			if err := recovered(func() error { c.writeLoaded(w); return nil }); err != nil {
+				c.st.l2WriteErrors.Add(1)
+				c.logs.log(c.log, "write", "redis: write of a loaded value panicked, dropped", "key", w.key, "err", err)
+			}
 		}
 	}
 }

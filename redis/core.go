@@ -478,6 +478,16 @@ func (c *core) fits(keyLen, n int) error {
 	return fmt.Errorf("%w: a key of %d bytes (with the prefix, or in its invalidation), over MaxBulkLen (%d)", ErrTooLarge, k, c.maxBulk)
 }
 
+// checkChannel refuses a prefix whose invalidation channel (the prefix and
+// "invalidate", sent with every SUBSCRIBE and PUBLISH) is longer than
+// maxBulk, the resolved MaxBulkLen.
+func checkChannel(bad func(format string, args ...any) error, prefix string, maxBulk int) error {
+	if n := len(prefix) + len("invalidate"); n > maxBulk {
+		return bad("Prefix of %d bytes: its invalidation channel (%d bytes) exceeds MaxBulkLen (%d)", len(prefix), n, maxBulk)
+	}
+	return nil
+}
+
 // resolveMaxBulkLen refuses a negative MaxBulkLen and fills in the default.
 func resolveMaxBulkLen(bad func(format string, args ...any) error, p *int) error {
 	if *p < 0 {

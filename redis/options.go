@@ -195,7 +195,9 @@ type Options[V any] struct {
 	// is kept in L1 only; a Get of a longer key does not read Redis (it
 	// loads, and keeps the value in L1 only); a Delete of one removes it
 	// from L1 and returns an error wrapping ErrTooLarge (no invalidation
-	// can tell the other instances). Each is counted in Stats.L2TooLarge. Set it to the server's proto-max-bulk-len if that
+	// can tell the other instances). Each is counted in Stats.L2TooLarge.
+	// New refuses a Prefix whose invalidation channel (Prefix and
+	// "invalidate") is longer. Set it to the server's proto-max-bulk-len if that
 	// was lowered. Default DefaultMaxBulkLen (512 MiB, Redis's default);
 	// negative values are invalid.
 	MaxBulkLen int
@@ -371,8 +373,16 @@ func (o *Options[V]) resolve() error {
 	if o.Prefix == "" {
 		o.Prefix = DefaultPrefix
 	}
+	if err := checkChannel(bad, o.Prefix, o.MaxBulkLen); err != nil {
+		return err
+	}
 	if o.Codec == nil {
 		o.Codec = DefaultCodec[V]()
+	}
+	if err := recovered(func() error { _ = o.Codec.Name(); return nil }); err != nil {
+		// A typed nil (a nil *JSONCodec[V], say) whose Name panics:
+		// New reads it for the fingerprint.
+		return bad("Codec %T: Name panicked: %v", o.Codec, err)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
