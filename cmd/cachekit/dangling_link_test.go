@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cachekit/cachekit/internal/atomicfile"
 )
 
 // resolveLinks followed a dangling link's relative target from the link's
 // path as written (filepath.Join cleans ".." lexically), not from the
-// directory the kernel reaches through a symlinked directory: writeFileAtomic
+// directory the kernel reaches through a symlinked directory: atomicfile.WriteFile
 // created an unrelated file and left the named link dangling.
 func TestDanglingLinkThroughLinkedDir(t *testing.T) {
 	dir := t.TempDir()
@@ -31,7 +33,7 @@ func TestDanglingLinkThroughLinkedDir(t *testing.T) {
 	writeThroughToReal(t, dir, name)
 }
 
-// writeFileAtomic through a dangling link whose target's directory did not
+// atomicfile.WriteFile through a dangling link whose target's directory did not
 // exist (an unmounted share, a directory not made yet) replaced the link
 // itself with a regular file, contrary to its doc ("through a symbolic link
 // it replaces the file the link points to, not the link"), where a shell's
@@ -43,13 +45,13 @@ func TestDanglingLinkIntoMissingDirKeepsLink(t *testing.T) {
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	werr := writeFileAtomic(link, []byte("data"))
+	werr := atomicfile.WriteFile(link, []byte("data"))
 	lst, err := os.Lstat(link)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if lst.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("writeFileAtomic(%s) = %v, and the link to %s is now a regular file (%v); want the link kept and an error, as os.WriteFile gives",
+		t.Errorf("atomicfile.WriteFile(%s) = %v, and the link to %s is now a regular file (%v); want the link kept and an error, as os.WriteFile gives",
 			link, werr, target, lst.Mode())
 	}
 }
@@ -59,13 +61,13 @@ func TestDanglingLinkIntoMissingDirKeepsLink(t *testing.T) {
 // dir/chart.svg instead).
 func writeThroughToReal(t *testing.T, dir, name string) {
 	t.Helper()
-	if err := writeFileAtomic(name, []byte("data")); err != nil {
+	if err := atomicfile.WriteFile(name, []byte("data")); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(name)
 	if err != nil || string(got) != "data" {
 		_, stray := os.Stat(filepath.Join(dir, "chart.svg"))
-		t.Errorf("after writeFileAtomic(%s): reading it back gives %q, %v; want \"data\" (in real/chart.svg; stray dir/chart.svg created: %v)",
+		t.Errorf("after atomicfile.WriteFile(%s): reading it back gives %q, %v; want \"data\" (in real/chart.svg; stray dir/chart.svg created: %v)",
 			name, got, err, stray == nil)
 	}
 }

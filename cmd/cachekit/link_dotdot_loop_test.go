@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cachekit/cachekit/internal/atomicfile"
 )
 
-// writeFileAtomic through a link that loops (a -> b -> a) replaced the link
+// atomicfile.WriteFile through a link that loops (a -> b -> a) replaced the link
 // with a regular file instead of failing, although resolveLinks documented
 // a link "round a loop" as an error.
 func TestLinkLoopIsError(t *testing.T) {
@@ -20,13 +22,13 @@ func TestLinkLoopIsError(t *testing.T) {
 	if err := os.Symlink("a.svg", b); err != nil {
 		t.Fatal(err)
 	}
-	werr := writeFileAtomic(a, []byte("data"))
+	werr := atomicfile.WriteFile(a, []byte("data"))
 	lst, err := os.Lstat(a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if werr == nil || lst.Mode()&os.ModeSymlink == 0 {
-		t.Errorf("writeFileAtomic(%s) round a loop = %v, link kept: %v; want an error (ELOOP, as os.WriteFile gives) and the link kept",
+		t.Errorf("atomicfile.WriteFile(%s) round a loop = %v, link kept: %v; want an error (ELOOP, as os.WriteFile gives) and the link kept",
 			a, werr, lst.Mode()&os.ModeSymlink != 0)
 	}
 }
@@ -68,13 +70,13 @@ func TestDotDotInNameThroughLinkedDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := dir + "/view/../out" // the kernel reaches dir/real/out
-	if err := writeFileAtomic(name, []byte("data")); err != nil {
+	if err := atomicfile.WriteFile(name, []byte("data")); err != nil {
 		t.Fatal(err)
 	}
 	got, err := os.ReadFile(filepath.Join(dir, "real", "chart.svg"))
 	if err != nil || string(got) != "data" {
 		_, stray := os.Stat(filepath.Join(dir, "out"))
-		t.Errorf("after writeFileAtomic(%s): real/chart.svg holds %q, %v; want \"data\" (stray dir/out created: %v)",
+		t.Errorf("after atomicfile.WriteFile(%s): real/chart.svg holds %q, %v; want \"data\" (stray dir/out created: %v)",
 			name, got, err, stray == nil)
 	}
 }

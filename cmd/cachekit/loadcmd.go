@@ -7,10 +7,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 
 	"github.com/cachekit/cachekit/cmd/cachekit/internal/load"
@@ -141,10 +139,10 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 	}
 	// The JSON report's path is checked before the run, as the profile's
 	// is: a path that cannot be written fails now, not after the run. The
-	// report replaces the file once written in full (writeFileAtomic), so
+	// report replaces the file once written in full (atomicfile.WriteFile), so
 	// a run that fails leaves an earlier report as it was.
 	if *jsonOut != "" && *jsonOut != "-" {
-		if err := checkWritable(*jsonOut); err != nil {
+		if err := atomicfile.CheckWritable(*jsonOut); err != nil {
 			fmt.Fprintf(stderr, "cachekit load: %v\n", err)
 			return 1
 		}
@@ -172,7 +170,7 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 		} else {
 			var buf bytes.Buffer
 			if err = rep.WriteJSON(&buf); err == nil {
-				err = writeFileAtomic(*jsonOut, buf.Bytes())
+				err = atomicfile.WriteFile(*jsonOut, buf.Bytes())
 			}
 		}
 		if err != nil {
@@ -187,32 +185,6 @@ func loadContext(ctx context.Context, args []string, stdout, stderr io.Writer, t
 		return 1
 	}
 	return 0
-}
-
-// checkWritable reports why writeFileAtomic could not write name, if it
-// can tell now: name is a directory, or no file can be created beside it
-// (a device or a pipe, which writeFileAtomic writes as it is, is not
-// checked).
-func checkWritable(name string) error {
-	name, err := atomicfile.Resolve(name)
-	if err != nil {
-		return err
-	}
-	if st, err := os.Stat(name); err == nil && st.IsDir() {
-		return fmt.Errorf("%s is a directory", name)
-	} else if err == nil && !st.Mode().IsRegular() {
-		return nil
-	}
-	f, err := atomicfile.CreateTemp(filepath.Dir(name), 0o644)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // not the temporary file's name
-		}
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	f.Close()
-	return os.Remove(f.Name())
 }
 
 // isTerminal reports whether f is a character device other than the null

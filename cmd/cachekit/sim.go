@@ -8,7 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -116,65 +115,12 @@ func simulate(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "cachekit sim: chart:", err)
 			return 1
 		}
-		if err := writeFileAtomic(f.chart, buf.Bytes()); err != nil {
+		if err := atomicfile.WriteFile(f.chart, buf.Bytes()); err != nil {
 			fmt.Fprintln(stderr, "cachekit sim:", err)
 			return 1
 		}
 	}
 	return 0
-}
-
-// writeFileAtomic writes data to a temporary file next to name and renames
-// it to name, so that a failed write (a full disk) leaves neither a
-// truncated file nor a destroyed previous one. Through a symbolic link it
-// replaces the file the link points to, not the link, and keeps the
-// permissions of a file it replaces. A name that is neither a regular file
-// nor missing (a device or a pipe: /dev/stdout, /dev/null) has nothing to
-// replace: data is written to it as it is.
-func writeFileAtomic(name string, data []byte) error {
-	name, err := atomicfile.Resolve(name)
-	if err != nil {
-		return err
-	}
-	perm, replacing := fs.FileMode(0), false
-	if st, err := os.Stat(name); err == nil {
-		if !st.Mode().IsRegular() {
-			if st.IsDir() {
-				return fmt.Errorf("%s is a directory", name)
-			}
-			f, err := os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0)
-			if err == nil {
-				_, err = f.Write(data)
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
-			}
-			if err != nil {
-				return fmt.Errorf("%s: %w", name, err)
-			}
-			return nil
-		}
-		perm, replacing = st.Mode().Perm(), true // kept
-	}
-	tmp, err := atomicfile.CreateTemp(filepath.Dir(name), 0o644)
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	_, err = tmp.Write(data)
-	if err == nil && replacing {
-		err = tmp.Chmod(perm)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), name)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
 }
 
 // errReported is a parse error that the flag package already printed.
@@ -212,7 +158,7 @@ func parseSimFlags(args []string, stderr io.Writer) (*simFlags, error) {
 		if f.chartFormat, err = chartFormat(f.chart); err != nil {
 			return nil, err
 		}
-		if err := checkWritable(f.chart); err != nil {
+		if err := atomicfile.CheckWritable(f.chart); err != nil {
 			return nil, fmt.Errorf("-chart: %w", err)
 		}
 	}

@@ -23,7 +23,7 @@ func smallTrace(t *testing.T, dir string) string {
 }
 
 // A new -chart file was always created with mode 0644, whatever the umask
-// (writeFileAtomic chmodded its temporary file to 0644): under umask 077 the
+// (atomicfile.WriteFile chmodded its temporary file to 0644): under umask 077 the
 // chart was readable by everyone, where os.WriteFile gives 0600.
 func TestChartHonoursUmask(t *testing.T) {
 	dir := t.TempDir()
@@ -59,7 +59,7 @@ func TestChartHonoursUmask(t *testing.T) {
 
 // -chart through a symbolic link whose target did not exist yet replaced the
 // link with a regular file (resolveLinks gave up on a dangling link and
-// writeFileAtomic renamed over the link itself), where os.WriteFile or a
+// atomicfile.WriteFile renamed over the link itself), where os.WriteFile or a
 // shell redirection creates the target and keeps the link.
 func TestChartThroughDanglingLink(t *testing.T) {
 	dir := t.TempDir()
@@ -88,8 +88,8 @@ func TestChartThroughDanglingLink(t *testing.T) {
 }
 
 // A -chart file name that is valid but long (250 bytes, under the 255 of
-// NAME_MAX) was refused with "file name too long": checkWritable and
-// writeFileAtomic created a temporary file named "." + name + ".<digits>.tmp"
+// NAME_MAX) was refused with "file name too long": atomicfile.CheckWritable and
+// atomicfile.WriteFile created a temporary file named "." + name + ".<digits>.tmp"
 // next to it.
 func TestChartLongFileName(t *testing.T) {
 	dir := t.TempDir()

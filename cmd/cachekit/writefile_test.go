@@ -5,9 +5,11 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/cachekit/cachekit/internal/atomicfile"
 )
 
-// writeFileAtomic (--json of load, -chart of sim) replaces a file by
+// atomicfile.WriteFile (--json of load, -chart of sim) replaces a file by
 // renaming a new one over it. Through a symbolic link, it replaced the link
 // by a regular file and left the file it pointed to as it was.
 func TestWriteFileAtomicThroughLink(t *testing.T) {
@@ -19,7 +21,7 @@ func TestWriteFileAtomicThroughLink(t *testing.T) {
 	if err := os.Symlink("real.json", link); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeFileAtomic(link, []byte("new")); err != nil {
+	if err := atomicfile.WriteFile(link, []byte("new")); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(real)
@@ -40,7 +42,7 @@ func TestWriteFileAtomicKeepsMode(t *testing.T) {
 	if err := os.Chmod(name, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeFileAtomic(name, []byte("new")); err != nil {
+	if err := atomicfile.WriteFile(name, []byte("new")); err != nil {
 		t.Fatal(err)
 	}
 	if st, err := os.Stat(name); err != nil || st.Mode().Perm() != 0o600 {
@@ -62,10 +64,10 @@ func TestWriteFileAtomicToPipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if err := checkWritable(name); err != nil {
-		t.Errorf("checkWritable: %v", err)
+	if err := atomicfile.CheckWritable(name); err != nil {
+		t.Errorf("atomicfile.CheckWritable: %v", err)
 	}
-	werr := writeFileAtomic(name, []byte("report"))
+	werr := atomicfile.WriteFile(name, []byte("report"))
 	st, err := os.Lstat(name)
 	if err != nil || st.Mode()&os.ModeNamedPipe == 0 {
 		t.Fatalf("after writing to a named pipe (error %v): its mode is %v (%v), want a named pipe still", werr, st.Mode(), err)

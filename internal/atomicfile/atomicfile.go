@@ -99,3 +99,82 @@ func splitLast(p string) (dir, base string) {
 	}
 	return p[:i], p[i+1:]
 }
+
+// WriteFile writes data to a temporary file next to name and renames
+// it to name, so that a failed write (a full disk) leaves neither a
+// truncated file nor a destroyed previous one. Through a symbolic link it
+// replaces the file the link points to, not the link, and keeps the
+// permissions of a file it replaces. A name that is neither a regular file
+// nor missing (a device or a pipe: /dev/stdout, /dev/null) has nothing to
+// replace: data is written to it as it is.
+func WriteFile(name string, data []byte) error {
+	name, err := Resolve(name)
+	if err != nil {
+		return err
+	}
+	perm, replacing := fs.FileMode(0), false
+	if st, err := os.Stat(name); err == nil {
+		if !st.Mode().IsRegular() {
+			if st.IsDir() {
+				return fmt.Errorf("%s is a directory", name)
+			}
+			f, err := os.OpenFile(name, os.O_WRONLY|os.O_TRUNC, 0)
+			if err == nil {
+				_, err = f.Write(data)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			return nil
+		}
+		perm, replacing = st.Mode().Perm(), true // kept
+	}
+	tmp, err := CreateTemp(filepath.Dir(name), 0o644)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	_, err = tmp.Write(data)
+	if err == nil && replacing {
+		err = tmp.Chmod(perm)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), name)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+// CheckWritable reports why WriteFile could not write name, if it
+// can tell now: name is a directory, or no file can be created beside it
+// (a device or a pipe, which WriteFile writes as it is, is not
+// checked).
+func CheckWritable(name string) error {
+	name, err := Resolve(name)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(name); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory", name)
+	} else if err == nil && !st.Mode().IsRegular() {
+		return nil
+	}
+	f, err := CreateTemp(filepath.Dir(name), 0o644)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // not the temporary file's name
+		}
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}

@@ -30,6 +30,8 @@ import (
 	"time"
 
 	"github.com/cachekit/cachekit/cmd/cachekit/internal/load"
+	"github.com/cachekit/cachekit/internal/atomicfile"
+	"github.com/cachekit/cachekit/service"
 )
 
 type config struct {
@@ -120,6 +122,9 @@ func main() {
 	if *floorAddr != "" {
 		floorMain(*floorAddr, c.ValueSize)
 	}
+	if err := checkOutputs(from, jsonPath, mdPath); err != nil {
+		fatalf("%v", err)
+	}
 	var res *result
 	var err error
 	if from != "" {
@@ -140,10 +145,10 @@ func main() {
 	if err != nil {
 		fatalf("%v", err)
 	}
-	if jsonPath != "" && from == "" {
+	if jsonPath != "" {
 		b, _ := json.MarshalIndent(res, "", "  ")
-		if err := os.WriteFile(jsonPath, append(b, '\n'), 0o644); err != nil {
-			fatalf("%v", err)
+		if err := atomicfile.WriteFile(jsonPath, append(b, '\n')); err != nil {
+			fatalf("-json: %v", err)
 		}
 	}
 	md := render(res)
@@ -151,9 +156,35 @@ func main() {
 		fmt.Print(md)
 		return
 	}
-	if err := os.WriteFile(mdPath, []byte(md), 0o644); err != nil {
-		fatalf("%v", err)
+	if err := atomicfile.WriteFile(mdPath, []byte(md)); err != nil {
+		fatalf("-md: %v", err)
 	}
+}
+
+// checkOutputs refuses, before a run of many minutes, output files that
+// could not be written at its end (a missing directory, a directory), a
+// -json beside -from-json (which writes no JSON), and outputs that would
+// overwrite the -from-json input.
+func checkOutputs(from, jsonPath, mdPath string) error {
+	if from != "" && jsonPath != "" {
+		return errors.New("-json with -from-json: the report is drawn from the JSON file, none is written")
+	}
+	if from != "" && mdPath != "" {
+		a, errA := os.Stat(from)
+		b, errB := os.Stat(mdPath)
+		if errA == nil && errB == nil && os.SameFile(a, b) {
+			return fmt.Errorf("-md %s is the -from-json file", mdPath)
+		}
+	}
+	for _, o := range []struct{ flag, path string }{{"-json", jsonPath}, {"-md", mdPath}} {
+		if o.path == "" {
+			continue
+		}
+		if err := atomicfile.CheckWritable(o.path); err != nil {
+			return fmt.Errorf("%s: %w", o.flag, err)
+		}
+	}
+	return nil
 }
 
 // check refuses the values of the flags that the load generator would
@@ -172,6 +203,30 @@ func (c config) check() error {
 		return fmt.Errorf("-duration %v: must be positive", c.Duration)
 	case c.SweepFor <= 0:
 		return fmt.Errorf("-sweep-duration %v: must be positive", c.SweepFor)
+	}
+	if _, err := service.ParseSize(c.MaxBytes); err != nil {
+		return fmt.Errorf("-max-bytes %q: %w", c.MaxBytes, err)
+	}
+	if c.GOGC != "" && c.GOGC != "off" {
+		// The runtime ignores any other GOGC (and runs with 100), while
+		// the report would name it.
+		if _, err := strconv.Atoi(c.GOGC); err != nil {
+			return fmt.Errorf("-gogc %q: want an integer or off", c.GOGC)
+		}
+	}
+	// The load generator's own check of the preload (the largest request
+	// bodies) and of a run (every run shares -entries, -value-size and
+	// -concurrency), now rather than after the floor phases.
+	batch := min(c.Entries, 100)
+	for _, o := range []load.Options{
+		{URL: "http://127.0.0.1/", Cardinality: c.Entries, ValueSize: c.ValueSize, Concurrency: 4,
+			WriteRatio: 1, Batch: batch, Sequential: true, Requests: int64((c.Entries + batch - 1) / batch)},
+		{URL: "http://127.0.0.1/", Cardinality: c.Entries, ValueSize: c.ValueSize, Concurrency: c.Concurrency,
+			Rate: 10000, WriteRatio: 0.5, Duration: c.Duration},
+	} {
+		if err := o.Check(); err != nil {
+			return fmt.Errorf("-entries %d, -value-size %d, -concurrency %d: %w", c.Entries, c.ValueSize, c.Concurrency, err)
+		}
 	}
 	return nil
 }
@@ -194,15 +249,18 @@ func fatalf(format string, args ...any) {
 func readResult(path string) (*result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-from-json: %w", err)
 	}
 	var res result
 	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-from-json %s: %w", path, err)
 	}
-	for _, p := range res.Phases {
+	for i, p := range res.Phases {
+		if p == nil {
+			return nil, fmt.Errorf("-from-json %s: phase %d is null", path, i+1)
+		}
 		if err := p.decode(); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("-from-json %s: %w", path, err)
 		}
 	}
 	return &res, nil

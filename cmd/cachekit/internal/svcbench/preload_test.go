@@ -92,7 +92,7 @@ func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { retur
 // the floor phases, or take for its default (a zero duration: 10 s), are
 // refused at once.
 func TestConfigRefused(t *testing.T) {
-	good := config{Entries: 1000, ValueSize: 450, Duration: time.Minute, SweepFor: time.Minute, Concurrency: 8}
+	good := config{Entries: 1000, ValueSize: 450, Duration: time.Minute, SweepFor: time.Minute, Concurrency: 8, MaxBytes: "8GiB"}
 	if err := good.check(); err != nil {
 		t.Fatalf("%+v refused: %v", good, err)
 	}
