@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/cachekit/cachekit/bench/internal/machine"
+	"github.com/cachekit/cachekit/internal/atomicfile"
 )
 
 // Module is a dependency linked into the binary, with its version.
@@ -291,35 +292,16 @@ func (t *Table) String() string {
 	return b.String()
 }
 
-// WriteFile writes data to name through a temporary file in the same
-// directory, so that a failed run never leaves half a document.
+// WriteFile writes data to name, creating its directory if need be,
+// through a temporary file in the same directory (atomicfile.WriteFile:
+// through a symbolic link it replaces the file the link points to, and it
+// keeps the permissions of a file it replaces), so that a failed run never
+// leaves half a document.
 func WriteFile(name string, data []byte) error {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*")
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Chmod(f.Name(), 0o644); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), name); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return atomicfile.WriteFile(name, data)
 }
 
 // WriteJSON writes v as indented JSON to name (see WriteFile).
