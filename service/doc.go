@@ -19,8 +19,9 @@
 // The key is the rest of the path after /v1/entries/, percent-decoded, so
 // it may hold "/" (raw or as %2F); it must be 1 to MaxKeyBytes bytes with
 // no control character (below 0x20, or 0x7f). A write's TTL comes from the
-// Cache-TTL header or else the ttl query parameter, in whole seconds (600)
-// or as a Go duration (10m, 1h30m); it must be positive and at most MaxTTL.
+// Cache-TTL header (on one line: a repeated header is refused) or else the
+// ttl query parameter, in whole seconds (600) or as a Go duration (10m,
+// 1h30m); it must be positive and at most MaxTTL.
 // Without one an entry gets DefaultTTL.
 //
 // GET serves the value with the Content-Type it was written with (PUT

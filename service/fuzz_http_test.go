@@ -216,6 +216,8 @@ func (f *fzIn) ttlSpec() (hdr []string, query string, ttl time.Duration, ok bool
 	}
 	var v string
 	switch {
+	case len(hdr) > 1:
+		return hdr, query, 0, false // a repeated Cache-TTL: 400
 	case len(hdr) > 0 && strings.TrimSpace(hdr[0]) != "":
 		v = strings.TrimSpace(hdr[0])
 	case qset:

@@ -55,6 +55,7 @@ var (
 	errNotJSON        = newAPIError(http.StatusUnsupportedMediaType, "the Content-Type must be application/json")
 	errBadTTL         = newAPIError(http.StatusBadRequest, "invalid TTL (Cache-TTL header or ttl parameter): want seconds (600) or a Go duration (10m)")
 	errTTLNotPositive = newAPIError(http.StatusBadRequest, "the TTL must be positive")
+	errTTLRepeated    = newAPIError(http.StatusBadRequest, "the Cache-TTL header is given more than once")
 	errTTLTooLong     = newAPIError(http.StatusBadRequest, "the TTL exceeds max-ttl")
 	errContentType    = newAPIError(http.StatusBadRequest, "the Content-Type is longer than 255 bytes")
 	errClosed         = newAPIError(http.StatusServiceUnavailable, "the server is shutting down")
@@ -507,10 +508,14 @@ func readBody(body io.Reader, dst []byte, limit int, contentLength int64) ([]byt
 }
 
 // requestTTL returns the TTL asked for by the Cache-TTL header or the ttl
-// query parameter (the header wins), else the default.
+// query parameter (the header wins), else the default. A header given on
+// more than one line is refused: read as one field ("5, abc") it is not a
+// TTL, and reading its first line alone would ignore the others.
 func (s *Server) requestTTL(r *http.Request) (time.Duration, *apiError) {
 	var v string
-	if hv := r.Header[ttlHeader]; len(hv) > 0 && hv[0] != "" {
+	if hv := r.Header[ttlHeader]; len(hv) > 1 {
+		return 0, errTTLRepeated
+	} else if len(hv) == 1 && hv[0] != "" {
 		v = hv[0]
 	} else if r.URL.RawQuery != "" {
 		var ok bool
@@ -536,7 +541,10 @@ func (s *Server) requestTTL(r *http.Request) (time.Duration, *apiError) {
 // parseTTL parses whole seconds ("600") or a Go duration ("10m").
 func parseTTL(v string) (time.Duration, bool) {
 	n, err := strconv.ParseInt(v, 10, 64)
-	if errors.Is(err, strconv.ErrRange) {
+	// ParseInt reports ErrRange as soon as the digits overflow, before it
+	// looks at the rest: only a whole number is too large ("99…9abc" is
+	// not a number).
+	if errors.Is(err, strconv.ErrRange) && isInteger(v) {
 		if n > 0 {
 			return DefaultMaxTTL + time.Second, true
 		}
@@ -561,6 +569,14 @@ func parseTTL(v string) (time.Duration, bool) {
 		}
 	}
 	return d, err == nil
+}
+
+// isInteger reports whether v is decimal digits with an optional sign.
+func isInteger(v string) bool {
+	if v != "" && (v[0] == '+' || v[0] == '-') {
+		v = v[1:]
+	}
+	return v != "" && strings.Trim(v, "0123456789") == ""
 }
 
 // durationUnits are time.ParseDuration's units, in seconds.
@@ -606,6 +622,12 @@ func queryValue(raw, name string) (string, bool) {
 		var kv string
 		kv, raw, _ = strings.Cut(raw, "&")
 		k, v, _ := strings.Cut(kv, "=")
+		if strings.ContainsAny(k, "%+") {
+			// Decoded as url.ParseQuery does: "%74tl" is ttl.
+			if u, err := url.QueryUnescape(k); err == nil {
+				k = u
+			}
+		}
 		if k != name {
 			continue
 		}
