@@ -374,7 +374,11 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	}
 	c.born = time.Now()
 	if c.clock != nil {
-		c.start = c.clock.Now()
+		start, err := readClock(c.clock)
+		if err != nil {
+			return nil, fmt.Errorf("%w: Clock %T: %w", ErrInvalidOptions, c.clock, err)
+		}
+		c.start = start
 	} else {
 		c.start = c.born
 	}
@@ -413,6 +417,18 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 	// runtime's cleanup goroutine, which must not block.
 	h.cleanup = runtime.AddCleanup(h, func(c *cache[K, V]) { c.signalStop() }, c)
 	return h, nil
+}
+
+// readClock returns clock's reading, or its panic as an error: New's first
+// reading finds a Clock that cannot be read (a nil *FakeClock in the
+// interface, say) before anything runs it.
+func readClock(clock Clock) (t time.Time, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("its Now panicked: %v", r)
+		}
+	}()
+	return clock.Now(), nil
 }
 
 // Must is like New but panics if the options are invalid. It is meant for

@@ -109,7 +109,10 @@ type Options[K comparable, V any] struct {
 	// later reads further from it (a fake clock that read the zero
 	// time.Time at New and is then set to today) is taken to stand at that
 	// limit, where every TTL has run out (ahead) or none ever runs out
-	// (behind). Start a fake clock at a real date.
+	// (behind). Start a fake clock at a real date. Now must not panic: New
+	// returns an error wrapping ErrInvalidOptions if its reading at New
+	// panics (a nil pointer of a clock type, say), but a panic later, on
+	// the cache's background goroutine, ends the program.
 	Clock Clock
 }
 

@@ -122,7 +122,11 @@ func New[K comparable, V any](opts Options[K, V]) (*Cache[K, V], error) {
 		c.margin = time.Second
 		c.start = time.Now()
 	} else {
-		c.start = c.clock.Now()
+		start, err := readClock(c.clock)
+		if err != nil {
+			return nil, fmt.Errorf("loading: %w: Clock %T: %w", cachekit.ErrInvalidOptions, c.clock, err)
+		}
+		c.start = start
 	}
 	var weigher func(K, *record[V]) uint32
 	if w := opts.Weigher; w != nil {
@@ -166,6 +170,18 @@ func Must[K comparable, V any](opts Options[K, V]) *Cache[K, V] {
 		panic(err)
 	}
 	return c
+}
+
+// readClock returns clock's reading, or its panic as an error: New's first
+// reading finds a Clock that cannot be read (a nil pointer of a clock
+// type in the interface, say) before a load's goroutine would.
+func readClock(clock cachekit.Clock) (t time.Time, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("its Now panicked: %v", r)
+		}
+	}()
+	return clock.Now(), nil
 }
 
 // now returns the cache's time in nanoseconds since it was created.

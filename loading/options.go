@@ -134,7 +134,8 @@ type Options[K comparable, V any] struct {
 	// lock held and reaches the caller, but a load runs on a goroutine of
 	// its own, which reads the Clock to time the load and to store its
 	// result, and a panic there ends the program, as any panic that no
-	// caller can recover does.
+	// caller can recover does. New returns an error if its first reading
+	// panics (a nil pointer of a clock type, say).
 	Clock cachekit.Clock
 
 	// Probe, if set, is asked before the loader by the caller of Get that
@@ -146,6 +147,12 @@ type Options[K comparable, V any] struct {
 func (o *Options[K, V]) validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("loading: %w: "+format, append([]any{cachekit.ErrInvalidOptions}, args...)...)
+	}
+	if f, ok := o.Loader.(LoaderFunc[K, V]); ok && f == nil {
+		return bad("Loader is a nil LoaderFunc")
+	}
+	if f, ok := o.BulkLoader.(BulkLoaderFunc[K, V]); ok && f == nil {
+		return bad("BulkLoader is a nil BulkLoaderFunc")
 	}
 	switch {
 	case o.Loader == nil && o.BulkLoader == nil:
