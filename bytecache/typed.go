@@ -78,8 +78,8 @@ type Typed[K ~string | ~[]byte, V any] struct {
 }
 
 // NewTyped returns a typed view of c that encodes values with codec. It
-// panics if c or codec is nil, or if codec is a CodecFuncs lacking one of
-// its functions.
+// panics if c or codec is nil (a nil pointer in the interface included),
+// or if codec is a CodecFuncs lacking one of its functions.
 func NewTyped[K ~string | ~[]byte, V any](c *Cache, codec Codec[V]) *Typed[K, V] {
 	if c == nil {
 		panic("bytecache: NewTyped with a nil Cache")
@@ -94,6 +94,12 @@ func NewTyped[K ~string | ~[]byte, V any](c *Cache, codec Codec[V]) *Typed[K, V]
 		cf.check()
 	case CodecFuncs[V]:
 		cf.check()
+	default:
+		// A nil *StringCodec, say: its methods would panic at the first
+		// Set or Get instead.
+		if v := reflect.ValueOf(codec); v.Kind() == reflect.Pointer && v.IsNil() {
+			panic(fmt.Sprintf("bytecache: NewTyped with a nil %T", codec))
+		}
 	}
 	return &Typed[K, V]{
 		c:        c,
