@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -64,7 +65,8 @@ type Options struct {
 	// after it are cut off. Default 30s.
 	ShutdownTimeout time.Duration
 	// Tier is an optional second tier (for example Redis) behind the
-	// in-memory store; see Tier. Default nil: none.
+	// in-memory store; see Tier. Default nil: none (a nil pointer in the
+	// interface is refused).
 	Tier Tier
 	// TierTimeout bounds each call to Tier. Default 100ms.
 	TierTimeout time.Duration
@@ -140,6 +142,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Now == nil {
 		o.Now = time.Now
+	}
+	if v := reflect.ValueOf(o.Tier); o.Tier != nil && v.Kind() == reflect.Pointer && v.IsNil() {
+		// A nil *redis.ByteTier, say: every tier call would panic (each
+		// recovered as a 500).
+		return bad("tier: a nil %T", o.Tier)
 	}
 	if o.MaxBodyBytes < 0 {
 		return bad("max-body-bytes must be positive")
