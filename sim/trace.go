@@ -20,7 +20,10 @@ const maxLine = 1 << 20
 // stream may hold several members, and zero bytes after the last one are
 // padding, as gzip(1) takes them). Leading and trailing white space is
 // ignored and blank lines are skipped, as is a UTF-8 byte order mark at
-// the start of a file (which editors on Windows write). A line holding a decimal integer
+// the start of a file (which editors on Windows write). A line longer than
+// 1 MiB ends the trace with an error (bufio.ErrTooLong), as does a file
+// cut short inside its gzip stream, or one that is a single byte 0x1f (the
+// start of gzip's magic). A line holding a decimal integer
 // (optionally signed) that fits in an int64 or a uint64 is that number as a
 // key (a negative number as its two's complement); any other line is hashed
 // with FNV-1a (64 bits) to a key, so every run sees the same keys. See
@@ -121,6 +124,12 @@ func (r *Reader) start(src source) {
 	if err != nil && err != io.EOF {
 		// Peek hands the read error out once and forgets it.
 		r.fail(err)
+		return
+	}
+	if len(magic) == 1 && magic[0] == 0x1f {
+		// The whole source is the first byte of gzip's magic: a gzip
+		// file cut short, not a trace of one key.
+		r.fail(fmt.Errorf("gzip: %w", io.ErrUnexpectedEOF))
 		return
 	}
 	if isGzip(magic) {
