@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -699,8 +700,14 @@ func appendValueHeader(dst []byte, ct []string) ([]byte, bool) {
 }
 
 // EncodeValue returns the stored form of body with the given Content-Type
-// ("" for none), for writing to Server.Store directly (a preload).
+// ("" for none), for writing to Server.Store directly (a preload). A content
+// type longer than 255 bytes, or holding a control character other than a
+// tab (which no PUT could carry: net/http refuses such a header), is an
+// error.
 func EncodeValue(dst []byte, contentType string, body []byte) ([]byte, error) {
+	if i := strings.IndexFunc(contentType, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }); i >= 0 {
+		return dst, fmt.Errorf("service: content type %q holds a control character (byte %d)", contentType, i)
+	}
 	var ct []string
 	if contentType != "" {
 		ct = []string{contentType}
