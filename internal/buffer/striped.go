@@ -85,11 +85,16 @@ func NewStriped[T any](n int) *Striped[T] {
 	return &Striped[T]{stripes: make([]stripe[T], size), mask: uint64(size - 1)}
 }
 
-// Add offers p to the stripe chosen by probe.
+// Add offers p, which must not be nil (a nil slot is one taken but not yet
+// written: drain would stop there for good), to the stripe chosen by
+// probe.
 func (b *Striped[T]) Add(p *T, probe uint64) Result {
 	s := &b.stripes[probe&b.mask]
 	t := s.tail.Load()
-	if t-s.head.Load() >= stripeSize {
+	// head is read after tail: other producers and a drain may have moved
+	// it past t since, and t-h would wrap round to "full". The stripe was
+	// not full then, and the CAS below fails (tail moved): Contended.
+	if h := s.head.Load(); h <= t && t-h >= stripeSize {
 		return Full
 	}
 	if !s.tail.CompareAndSwap(t, t+1) {
