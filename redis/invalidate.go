@@ -204,10 +204,10 @@ func (c *core) confirmFlush() {
 // Close).
 func (c *core) subscription() (confirmed bool, failed error) {
 	ctx, cancel := context.WithTimeout(c.life, max(c.timeout, 100*time.Millisecond))
-	ps, ok := c.openPubSub(ctx)
+	ps, shard, ok, err := c.openPubSub(ctx)
 	if !ok {
 		cancel()
-		return false, nil
+		return false, err
 	}
 	defer func() {
 		c.psMu.Lock()
@@ -215,7 +215,6 @@ func (c *core) subscription() (confirmed bool, failed error) {
 		c.ps = nil
 		c.psMu.Unlock()
 	}()
-	var err error
 	if c.sharded {
 		err = ps.SSubscribe(ctx, c.channel)
 	} else {
@@ -240,6 +239,13 @@ func (c *core) subscription() (confirmed bool, failed error) {
 	pinged := false
 	var silent time.Duration // since the last message, while confirmed
 	for {
+		if c.ringMoved(shard) {
+			// Checked once a step (Timeout at most): invalidations
+			// published meanwhile went to the new shard, unheard, and
+			// the flush when the new subscription is confirmed drops
+			// what they would have.
+			return confirmed, errShardMoved
+		}
 		wait := step
 		if confirmed {
 			wait = max(min(step, c.healthCheck-silent), time.Millisecond)
@@ -300,36 +306,61 @@ func (c *core) subscription() (confirmed bool, failed error) {
 
 // openPubSub returns the PubSub of a subscription, kept in c.ps so that
 // Close closes it, or false after Close. ctx bounds the subscription's
-// handshake, and ends with Close.
-func (c *core) openPubSub(ctx context.Context) (*goredis.PubSub, bool) {
+// handshake, and ends with Close. For a *goredis.Ring it also returns the
+// shard it subscribes on, the one that owns the channel now: the ring
+// publishes on whichever shard owns the channel when it publishes, which
+// changes when a shard goes down or comes back, so the subscription must
+// follow (see subscription). It fails if the ring has no live shard.
+func (c *core) openPubSub(ctx context.Context) (ps *goredis.PubSub, shard *goredis.Client, ok bool, err error) {
+	client := goredis.UniversalClient(c.client)
 	var channels []string
-	switch c.client.(type) {
+	switch cl := c.client.(type) {
 	case *goredis.Client, *goredis.ClusterClient:
 		// A PubSub without channels does no I/O: the subscription itself
 		// is sent by the caller, outside the lock, with a deadline (the
 		// client has ContextTimeoutEnabled), so that a hanging Redis
 		// holds neither the lock nor Close for longer than that.
+	case *goredis.Ring:
+		// Its shard is a *goredis.Client: as above.
+		if shard, err = cl.GetShardClientForKey(c.channel); err != nil {
+			return nil, nil, false, err
+		}
+		client = shard
 	default:
-		// Others need the channel to choose their server (a *goredis.Ring
-		// panics without one). They subscribe at once, within ctx, which
-		// Close ends before it takes the lock; the caller's subscription
-		// repeats it (a second confirmation is ignored) and reports its
-		// error, which the client drops.
+		// Others need the channel to choose their server. They subscribe
+		// at once, within ctx, which Close ends before it takes the
+		// lock; the caller's subscription repeats it (a second
+		// confirmation is ignored) and reports its error, which the
+		// client drops.
 		channels = []string{c.channel}
 	}
 	c.psMu.Lock()
 	defer c.psMu.Unlock() // deferred: a client that panics must not leave it locked (Close would hang)
 	if c.closed {
-		return nil, false
+		return nil, nil, false, nil
 	}
-	var ps *goredis.PubSub
 	if c.sharded {
-		ps = c.client.SSubscribe(ctx, channels...)
+		ps = client.SSubscribe(ctx, channels...)
 	} else {
-		ps = c.client.Subscribe(ctx, channels...)
+		ps = client.Subscribe(ctx, channels...)
 	}
 	c.ps = ps
-	return ps, true
+	return ps, shard, true, nil
+}
+
+// errShardMoved ends a subscription on a ring's shard that no longer owns
+// the channel.
+var errShardMoved = errors.New("the ring routes the invalidation channel to another shard now")
+
+// ringMoved reports whether c's ring routes the channel to a shard other
+// than shard (nil for other clients: never).
+func (c *core) ringMoved(shard *goredis.Client) bool {
+	if shard == nil {
+		return false
+	}
+	now, err := c.client.(*goredis.Ring).GetShardClientForKey(c.channel)
+	// With every shard down the subscription's connection fails too.
+	return err == nil && now != shard
 }
 
 // flush empties L1 (loads in flight store nothing), or drops a ByteTier's

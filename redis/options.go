@@ -49,7 +49,10 @@ type Options[V any] struct {
 	// from the masters (an instance re-reads a key as soon as another's
 	// invalidation arrives, and a lagging replica would give it the old
 	// value): New refuses a ClusterClient with ReadOnly, RouteByLatency or
-	// RouteRandomly, and a Sentinel client must not be ReplicaOnly. The
+	// RouteRandomly, and a Sentinel client must not be ReplicaOnly. With a
+	// *goredis.Ring, the subscription follows the invalidation channel
+	// from shard to shard as shards go down and come back, within Timeout
+	// of the ring's change (a move counts as a lost subscription). The
 	// Cache does not close it. Required.
 	Client goredis.UniversalClient
 
