@@ -52,7 +52,10 @@ type Options[V any] struct {
 	// RouteRandomly, and a Sentinel client must not be ReplicaOnly. With a
 	// *goredis.Ring, the subscription follows the invalidation channel
 	// from shard to shard as shards go down and come back, within Timeout
-	// of the ring's change (a move counts as a lost subscription). The
+	// of the ring's change (a move counts as a lost subscription); Redis
+	// itself is then not consistent: a key written while its shard was
+	// down lives on another shard, and the old value is read again once
+	// the shard is back (a Ring spreads keys, it does not fail over). The
 	// Cache does not close it. Required.
 	Client goredis.UniversalClient
 
