@@ -1293,26 +1293,24 @@ func (c *cache[K, V]) dropVictims(vb *victimBuf[K, V], pend []removal[K, V]) []r
 // while it runs callbacks, inCallback is set, which lets a Close called from
 // such a callback return instead of waiting for this goroutine.
 func (c *cache[K, V]) maintainFromBackground() {
-	c.lockFromBackground()
+	// The clock is this goroutine's to refresh, and it cannot while it
+	// waits for the lock, applies writes and evicts (a long pass: an entry
+	// as heavy as MaxWeight evicts every other), drops victims (segment
+	// locks, which a Set may hold for as long as its segment's table takes
+	// to grow) or runs callbacks, however long: readers take the time
+	// themselves meanwhile, so that an expired entry is never returned.
+	c.selfClock.Add(1)
+	defer c.selfClock.Add(-1)
+	c.mu.Lock()
 	vb, pend := c.passLocked()
 	if vb != nil {
-		// Dropping victims takes segment locks, which a Set may hold
-		// for as long as its segment's table takes to grow: readers
-		// keep the time meanwhile.
-		c.selfClock.Add(1)
 		pend = c.dropVictims(vb, pend)
-		c.selfClock.Add(-1)
 	}
 	if len(pend) == 0 || c.onEvict == nil {
 		return
 	}
 	c.setInCallback(true)
-	// The clock is this goroutine's to refresh: while the callbacks run,
-	// however long, readers take the time themselves, so that an expired
-	// entry is never returned meanwhile.
-	c.selfClock.Add(1)
 	c.report(pend)
-	c.selfClock.Add(-1)
 	c.setInCallback(false)
 }
 
