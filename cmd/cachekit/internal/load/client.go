@@ -29,11 +29,12 @@ type request struct {
 // worker's read-your-writes check (its second sender) uses another
 // connection than its writes.
 type sender interface {
-	// send sends req and returns the response's status; with keep, or for
-	// a 404 (whose body tells a missing route from a missing entry), the
+	// send sends req and returns the response's status; with keep, the
 	// body is appended to dst and returned, else it is discarded. A kept
 	// body longer than the sender's limit (runner.keepLimit) is not read
-	// further: the request fails with errBodyTooLarge.
+	// further: the request fails with errBodyTooLarge. Of a 404's body,
+	// not kept, the first notFoundPeek bytes are appended (they tell a
+	// missing route from a missing entry) and the rest is discarded.
 	send(req *request, keep bool, dst []byte) (status int, body []byte, err error)
 	close()
 }
@@ -52,6 +53,21 @@ func (r *runner) newSender(c *http.Client) sender {
 	}
 	return &stdSender{client: c, origin: r.origin, auth: r.auth, timeout: r.o.Timeout, maxKeep: r.keepLimit()}
 }
+
+// notFoundPeek is how much of a 404's body a sender returns when it does
+// not keep the body: enough to hold the service's "no such route" answer.
+// A 404 page may be far larger than any value (a web server's); it counts
+// as a 404 whatever its size.
+const notFoundPeek = 4 << 10
+
+// bodyMode says what a sender does with a response's body.
+type bodyMode uint8
+
+const (
+	bodyDiscard bodyMode = iota
+	bodyKeep             // append it, or fail with errBodyTooLarge beyond the limit
+	bodyPeek             // append it up to the limit, discard the rest
+)
 
 // keepLimit is the size of the largest response body a sender keeps: the
 // read-your-writes check reads back values of Options.ValueSize bytes (a
@@ -97,7 +113,8 @@ func (s *stdSender) send(req *request, keep bool, dst []byte) (int, []byte, erro
 		return 0, dst, err
 	}
 	defer resp.Body.Close()
-	if keep || resp.StatusCode == http.StatusNotFound {
+	switch {
+	case keep:
 		if resp.ContentLength > int64(s.maxKeep) {
 			return resp.StatusCode, dst, errBodyTooLarge
 		}
@@ -108,7 +125,13 @@ func (s *stdSender) send(req *request, keep bool, dst []byte) (int, []byte, erro
 		if err == nil && len(dst)-start > s.maxKeep {
 			return resp.StatusCode, dst[:start], errBodyTooLarge
 		}
-	} else {
+	case resp.StatusCode == http.StatusNotFound:
+		buf := bytes.NewBuffer(dst)
+		if _, err = io.Copy(buf, io.LimitReader(resp.Body, notFoundPeek)); err == nil {
+			_, err = io.Copy(io.Discard, resp.Body)
+		}
+		dst = buf.Bytes()
+	default:
 		_, err = io.Copy(io.Discard, resp.Body)
 	}
 	return resp.StatusCode, dst, err
@@ -215,7 +238,8 @@ func (s *rawSender) appendRequest(b []byte, req *request) []byte {
 
 // roundTrip writes s.wbuf and reads the response by deadline; started
 // reports whether any byte of the response arrived. With keep, the body is
-// appended to dst, up to s.maxKeep bytes.
+// appended to dst, up to s.maxKeep bytes; without, a 404's first
+// notFoundPeek bytes are (see sender).
 func (s *rawSender) roundTrip(deadline time.Time, keep bool, dst []byte) (status int, body []byte, started bool, err error) {
 	if err := s.conn.SetDeadline(deadline); err != nil {
 		return 0, dst, false, err
@@ -280,16 +304,22 @@ func (s *rawSender) roundTrip(deadline time.Time, keep bool, dst []byte) (status
 		if status >= 100 && status < 200 && status != 101 {
 			continue // an interim response: the real one follows
 		}
-		keep := keep || status == http.StatusNotFound
+		mode, bodyLimit := bodyDiscard, limit
+		switch {
+		case keep:
+			mode = bodyKeep
+		case status == http.StatusNotFound:
+			mode, bodyLimit = bodyPeek, len(dst)+notFoundPeek
+		}
 		switch {
 		case status == 204 || status == 304:
 		case chunked:
-			dst, err = s.readChunked(keep, dst, limit)
+			dst, err = s.readChunked(mode, dst, bodyLimit)
 		case length >= 0:
-			dst, err = s.readN(length, keep, dst, limit)
+			dst, err = s.readN(length, mode, dst, bodyLimit)
 		default: // the body lasts until the connection closes
 			closeConn = true
-			dst, err = s.readToEOF(keep, dst, limit)
+			dst, err = s.readToEOF(mode, dst, bodyLimit)
 		}
 		if err != nil {
 			return 0, dst, true, err
@@ -309,27 +339,30 @@ func (s *rawSender) readLine() ([]byte, error) {
 	return line, err
 }
 
-// readN reads n bytes of body; with keep, it appends them to dst, unless
-// dst would grow beyond limit bytes (errBodyTooLarge).
-func (s *rawSender) readN(n int64, keep bool, dst []byte, limit int) ([]byte, error) {
-	if !keep {
+// readN reads n bytes of body and appends them to dst as mode says, up to
+// limit bytes of dst.
+func (s *rawSender) readN(n int64, mode bodyMode, dst []byte, limit int) ([]byte, error) {
+	if mode == bodyDiscard {
 		_, err := io.CopyN(io.Discard, s.br, n)
 		return dst, unexpected(err)
 	}
-	if n > int64(limit-len(dst)) {
+	room := int64(limit - len(dst))
+	if n > room && mode == bodyKeep {
 		return dst, errBodyTooLarge
 	}
-	start := len(dst)
-	dst = slices.Grow(dst, int(n))[:start+int(n)]
+	start, kept := len(dst), min(n, room)
+	dst = slices.Grow(dst, int(kept))[:start+int(kept)]
 	_, err := io.ReadFull(s.br, dst[start:])
+	if err == nil && n > kept {
+		_, err = io.CopyN(io.Discard, s.br, n-kept)
+	}
 	return dst, unexpected(err)
 }
 
-// readToEOF reads the body until the connection closes; with keep, it
-// appends it to dst, unless dst would grow beyond limit bytes
-// (errBodyTooLarge).
-func (s *rawSender) readToEOF(keep bool, dst []byte, limit int) ([]byte, error) {
-	if !keep {
+// readToEOF reads the body until the connection closes and appends it to
+// dst as mode says, up to limit bytes of dst.
+func (s *rawSender) readToEOF(mode bodyMode, dst []byte, limit int) ([]byte, error) {
+	if mode == bodyDiscard {
 		_, err := io.Copy(io.Discard, s.br)
 		return dst, err
 	}
@@ -338,14 +371,18 @@ func (s *rawSender) readToEOF(keep bool, dst []byte, limit int) ([]byte, error) 
 	_, err := io.Copy(buf, io.LimitReader(s.br, int64(limit-start)+1))
 	dst = buf.Bytes()
 	if err == nil && len(dst) > limit {
-		return dst[:start], errBodyTooLarge
+		if mode == bodyKeep {
+			return dst[:start], errBodyTooLarge
+		}
+		dst = dst[:limit]
+		_, err = io.Copy(io.Discard, s.br)
 	}
 	return dst, err
 }
 
-// readChunked reads a chunked body; with keep, it appends it to dst, unless
-// dst would grow beyond limit bytes (errBodyTooLarge).
-func (s *rawSender) readChunked(keep bool, dst []byte, limit int) ([]byte, error) {
+// readChunked reads a chunked body and appends it to dst as mode says, up
+// to limit bytes of dst.
+func (s *rawSender) readChunked(mode bodyMode, dst []byte, limit int) ([]byte, error) {
 	for {
 		line, err := s.readLine()
 		if err != nil {
@@ -370,7 +407,7 @@ func (s *rawSender) readChunked(keep bool, dst []byte, limit int) ([]byte, error
 				}
 			}
 		}
-		if dst, err = s.readN(size, keep, dst, limit); err != nil {
+		if dst, err = s.readN(size, mode, dst, limit); err != nil {
 			return dst, err
 		}
 		if crlf, err := s.readLine(); err != nil || len(bytes.TrimRight(crlf, "\r\n")) != 0 {
