@@ -53,9 +53,17 @@ type Header struct {
 // that command, with -from-json, draws the same document again.
 func (h *Header) SetNote(note string) {
 	h.Note = note
-	words, ok := splitCommand(h.Command)
+	h.Command = CommandWithNote(h.Command, note)
+}
+
+// CommandWithNote returns cmd, a command line as machine.CommandLine
+// quotes it, with its -note flag replaced by one of note, so that the
+// command shown with a document drawn again with a new note gives that
+// note. A line that is not a "go run" command is returned as it is.
+func CommandWithNote(cmd, note string) string {
+	words, ok := splitCommand(cmd)
 	if !ok || len(words) < 3 || words[0] != "go" || words[1] != "run" {
-		return // not a command of machine.CommandLine
+		return cmd // not a command of machine.CommandLine
 	}
 	var args []string
 	for i := 3; i < len(words); i++ {
@@ -67,7 +75,7 @@ func (h *Header) SetNote(note string) {
 			args = append(args, w)
 		}
 	}
-	h.Command = machine.CommandLine(words[2], append(args, "-note", note))
+	return machine.CommandLine(words[2], append(args, "-note", note))
 }
 
 // splitCommand splits a command line quoted as machine.CommandLine quotes

@@ -43,8 +43,11 @@ type Report struct {
 }
 
 // SetNote sets the report's note (cli.Output.Load, for a document drawn
-// again from JSON with a new -note).
-func (r *Report) SetNote(note string) { r.Note = note }
+// again from JSON with a new -note), and the -note of its command.
+func (r *Report) SetNote(note string) {
+	r.Note = note
+	r.Command = report.CommandWithNote(r.Command, note)
+}
 
 // Module is a dependency and its version.
 type Module struct {
