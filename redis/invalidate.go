@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"net"
+	"strings"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -204,6 +205,13 @@ func (c *core) confirmFlush() {
 // Close).
 func (c *core) subscription() (confirmed bool, failed error) {
 	ctx, cancel := context.WithTimeout(c.life, max(c.timeout, 100*time.Millisecond))
+	// A Sentinel client's master, asked before the subscription is made:
+	// a failover in between only makes the first check end it needlessly.
+	var master string
+	failover := isFailover(c.client)
+	if failover {
+		master = c.masterRunID()
+	}
 	ps, shard, ok, err := c.openPubSub(ctx)
 	if !ok {
 		cancel()
@@ -237,6 +245,8 @@ func (c *core) subscription() (confirmed bool, failed error) {
 	// Redis hold Close, and L1 unflushed, for HealthCheck plus Timeout.)
 	step := max(c.timeout, 100*time.Millisecond)
 	pinged := false
+	checkEvery := max(c.degradedTTL/2, step)
+	nextCheck := time.Now().Add(checkEvery)
 	var silent time.Duration // since the last message, while confirmed
 	for {
 		if c.ringMoved(shard) {
@@ -245,6 +255,22 @@ func (c *core) subscription() (confirmed bool, failed error) {
 			// the flush when the new subscription is confirmed drops
 			// what they would have.
 			return confirmed, errShardMoved
+		}
+		if failover && !time.Now().Before(nextCheck) {
+			// A Sentinel failover moves the client's commands to the new
+			// master, not its Pub/Sub connection, and the old master
+			// stays one, deaf to the new one's PUBLISHes, until Sentinel
+			// reconfigures it (seconds later, or never): asked every
+			// DegradedTTL/2, so that the invalidations missed meanwhile
+			// are flushed within DegradedTTL.
+			nextCheck = time.Now().Add(checkEvery)
+			switch id := c.masterRunID(); {
+			case id == "": // unknown now: Redis down, which the subscription sees too
+			case master == "":
+				master = id // unknown when subscribing
+			case id != master:
+				return confirmed, errMasterMoved
+			}
 		}
 		wait := step
 		if confirmed {
@@ -351,6 +377,34 @@ func (c *core) openPubSub(ctx context.Context) (ps *goredis.PubSub, shard *gored
 // errShardMoved ends a subscription on a ring's shard that no longer owns
 // the channel.
 var errShardMoved = errors.New("the ring routes the invalidation channel to another shard now")
+
+// errMasterMoved ends a subscription on a server that is no longer the
+// master of a Sentinel failover client.
+var errMasterMoved = errors.New("the Sentinel failover client's master changed")
+
+// isFailover reports whether client is a Sentinel failover client
+// (goredis.NewFailoverClient, or NewUniversalClient with a MasterName).
+func isFailover(client goredis.UniversalClient) bool {
+	cl, ok := client.(*goredis.Client)
+	return ok && cl != nil && cl.Options().Addr == "FailoverClient" // go-redis's mark of one
+}
+
+// masterRunID returns the run_id of the server c's client sends commands
+// to (its master), or "" if it cannot tell within Timeout.
+func (c *core) masterRunID() string {
+	ctx, cancel := context.WithTimeout(c.life, c.timeout)
+	defer cancel()
+	info, err := c.client.Info(ctx, "server").Result()
+	if err != nil {
+		return ""
+	}
+	for line := range strings.Lines(info) {
+		if id, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
+			return id
+		}
+	}
+	return ""
+}
 
 // ringMoved reports whether c's ring routes the channel to a shard other
 // than shard (nil for other clients: never).

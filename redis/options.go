@@ -50,7 +50,9 @@ type Options[V any] struct {
 	// invalidation arrives, and a lagging replica would give it the old
 	// value): New refuses a ClusterClient with ReadOnly, RouteByLatency or
 	// RouteRandomly, and a Sentinel client must not be ReplicaOnly. With a
-	// *goredis.Ring, the subscription follows the invalidation channel
+	// Sentinel client, the subscription follows the master after a
+	// failover: the subscriber asks the client's server for its run_id
+	// (INFO server) every DegradedTTL/2. With a *goredis.Ring, the subscription follows the invalidation channel
 	// from shard to shard as shards go down and come back, within Timeout
 	// of the ring's change (a move counts as a lost subscription); Redis
 	// itself is then not consistent: a key written while its shard was
