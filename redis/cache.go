@@ -755,7 +755,9 @@ func (c *Cache[V]) writeLoaded(w write) {
 // and the writers (queued writes are dropped and counted) and waits for
 // the Sets and Deletes in flight, so that nothing reaches Redis after Close
 // has returned. Get then returns loading.ErrClosed, Set and Delete
-// ErrClosed. The Redis client stays open. Close is idempotent.
+// ErrClosed. The Redis client stays open. Close is idempotent. It must not
+// be called from the Loader or the Codec (it would wait for the load that
+// calls it).
 func (c *Cache[V]) Close() {
 	c.closeOnce.Do(func() {
 		c.l1.Close()

@@ -65,7 +65,8 @@ type Options[V any] struct {
 	// return loading.ErrNotFound (remembered in L1 for
 	// Local.NotFoundTTL, not written to Redis), and bound its answer's
 	// lifetime with loading.LimitTTL, in L1 and in Redis alike (an answer
-	// made stale at once is not written to Redis). Required.
+	// made stale at once is not written to Redis). It must not call the
+	// Cache's Close (Close waits for the loads). Required.
 	Loader loading.Loader[string, V]
 
 	// Local configures L1, as loading.Options: its bound (MaxEntries or
