@@ -1114,10 +1114,11 @@ func (c *cache[K, V]) countReport(e *entry[K, V], cause Cause, p uint64) {
 // that the maintenance pass writes at every record it takes.
 func (c *cache[K, V]) afterWrite(ev event[K, V]) {
 	var pend []removal[K, V]
+	timed, counted := ev.old != ev.e && ev.e.Tag&tagTimed != 0, false
 	for {
 		pos, ok := c.writes.PushAt(ev)
 		if ok {
-			if ev.old != ev.e && ev.e.Tag&tagTimed != 0 {
+			if timed {
 				// Before the maintenance below, whose OnEvict calls may
 				// take any time: the fast clock must run meanwhile.
 				c.noteTTL()
@@ -1137,6 +1138,18 @@ func (c *cache[K, V]) afterWrite(ev event[K, V]) {
 		// reported once ev is queued: an OnEvict that panicked before
 		// would lose it, and the entry, in the index but unknown to the
 		// policy, would never be evicted.
+		if timed && !counted {
+			// Until its record is queued, a new entry with a TTL is in
+			// neither the queue nor the wheel, and the drain may take
+			// any time: timed must still see it (the count drops once
+			// this returns), and the fast clock must run meanwhile,
+			// or Gets compare its deadline with a clock that ticks once
+			// a second.
+			counted = true
+			c.unqueued.Add(1)
+			defer c.unqueued.Add(-1)
+			c.noteTTL()
+		}
 		if c.mu.TryLock() {
 			pend = c.drainFor(ev, pend)
 		} else {
