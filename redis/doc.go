@@ -56,7 +56,11 @@
 // and every DegradedTTL while the subscription stays down, and values
 // loaded meanwhile live no longer), and the subscription is re-established
 // in the background; L1 is flushed as soon as it is. So a Redis that goes
-// down does not empty L1 at once.
+// down does not empty L1 at once. A subscription on a server that no
+// longer gets the invalidations counts as lost too: after a Sentinel
+// failover (the master's run_id is compared every DegradedTTL/2), or when
+// a goredis.Ring routes the channel to another shard (checked every
+// Timeout).
 //
 // # Faults
 //
