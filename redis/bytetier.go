@@ -54,8 +54,10 @@ type ByteTierOptions struct {
 	DegradedTTL time.Duration
 
 	// BreakerFailures is the number of consecutive failed Redis calls
-	// that opens the circuit breaker; while it is open, calls fail at once
-	// with ErrUnavailable. Default DefaultBreakerFailures (5).
+	// that opens the circuit breaker (as Options.BreakerFailures: a write
+	// refused while Redis answers reads is not one); while it is open,
+	// calls fail at once with ErrUnavailable. Default
+	// DefaultBreakerFailures (5).
 	BreakerFailures int
 
 	// BreakerOpenFor is how long the breaker stays open before it lets
@@ -309,7 +311,7 @@ func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl 
 	defer cancel()
 	var raw string
 	rkey := t.prefix + string(key) // here: key is the caller's again once Get returns
-	err = t.call(ctx, tk, func() (err error) {
+	err = t.call(ctx, tk, false, func() (err error) {
 		if ctx.Done() == nil {
 			raw, err = t.get(cctx, rkey)
 		} else {

@@ -405,7 +405,8 @@ func unavailableReply(err error) bool {
 	// cluster resharding): the slot is in transit, not the key foreign.
 	// WRONGPASS is a client whose credentials the server refuses (every
 	// command fails, as with NOAUTH); NOREPLICAS a master with fewer
-	// replicas than min-replicas-to-write (every write fails).
+	// replicas than min-replicas-to-write (every write fails; for the
+	// breaker, a write's refusal, see writeRefused).
 	for _, p := range []string{"LOADING", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN", "READONLY", "MOVED ", "ASK ",
 		"BUSY", "NOAUTH", "WRONGPASS", "NOPERM", "NOREPLICAS", "NOSCRIPT", "OOM", "MISCONF", "ERR max number of clients"} {
 		if strings.HasPrefix(err.Error(), p) {
@@ -450,7 +451,7 @@ func (c *Cache[V]) read(ctx context.Context, key string) (entry, time.Duration, 
 	defer cancel()
 	rkey := c.prefix + key
 	var res readResult
-	err := c.call(ctx, tk, func() error {
+	err := c.call(ctx, tk, false, func() error {
 		res = c.reads.get(ctx, cctx, rkey, start)
 		return res.err
 	})
@@ -727,7 +728,7 @@ func (c *Cache[V]) writeLoaded(w write) {
 	ctx, cancel := context.WithTimeout(c.life, c.timeout)
 	defer cancel()
 	var n int
-	err := c.call(c.life, tk, func() error {
+	err := c.call(c.life, tk, true, func() error {
 		// On a writer goroutine: a panic (in a client hook) is an error.
 		return recovered(func() (err error) {
 			n, err = c.cas.Run(ctx, c.client, []string{w.key}, w.token, w.data, expiry(w.data)).Int()

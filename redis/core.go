@@ -244,7 +244,7 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 	}
 	var w goredis.Cmder
 	var pub *goredis.IntCmd
-	c.call(ctx, tk, func() error {
+	c.call(ctx, tk, true, func() error {
 		pipe := c.client.Pipeline()
 		w = write(cctx, pipe)
 		_, oneConn := c.client.(*goredis.Client)
@@ -300,12 +300,12 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 	return w, nil
 }
 
-// call runs f, a Redis call that the breaker admitted with tk, and reports
-// how it went (report), returning f's error. If f panics (in a hook of the
-// client, say), the panic goes on after call has reported the call as
-// neutral: the breaker must hear of every call it admitted, or a probe that
-// panicked would leave it half-open for good.
-func (c *core) call(ctx context.Context, tk ticket, f func() error) error {
+// call runs f, a Redis call that the breaker admitted with tk, a write if
+// write is set, and reports how it went (report), returning f's error. If
+// f panics (in a hook of the client, say), the panic goes on after call
+// has reported the call as neutral: the breaker must hear of every call it
+// admitted, or a probe that panicked would leave it half-open for good.
+func (c *core) call(ctx context.Context, tk ticket, write bool, f func() error) error {
 	returned := false
 	defer func() {
 		if !returned {
@@ -314,7 +314,7 @@ func (c *core) call(ctx context.Context, tk ticket, f func() error) error {
 	}()
 	err := f()
 	returned = true
-	c.report(ctx, tk, err)
+	c.report(ctx, tk, write, err)
 	return err
 }
 
@@ -360,6 +360,24 @@ var errNilContext = errors.New("redis: nil Context")
 // list it): every other command may still work.
 func channelRefused(err error) bool {
 	return isServerReply(err) && strings.HasPrefix(err.Error(), "NOPERM")
+}
+
+// writeRefused reports whether err, a write's error, is a reply that
+// refuses writes while the server may still serve reads: out of memory
+// (maxmemory with noeviction: OOM), a replica (READONLY), fewer replicas
+// than min-replicas-to-write (NOREPLICAS), a failed snapshot
+// (stop-writes-on-bgsave-error: MISCONF), or an ACL without the write's
+// command (NOPERM). The write fails and is counted; reads go on.
+func writeRefused(err error) bool {
+	if !isServerReply(err) {
+		return false
+	}
+	for _, p := range []string{"OOM", "READONLY", "NOREPLICAS", "MISCONF", "NOPERM"} {
+		if strings.HasPrefix(err.Error(), p) {
+			return true
+		}
+	}
+	return false
 }
 
 // callerDone reports whether the caller's context ctx has ended, or its
@@ -439,16 +457,19 @@ func recovered(f func() error) (err error) {
 // call that ended because ctx (the caller's) ended tells nothing, nor does
 // one refused by Close (ErrClosed), nor one that panicked on one of the
 // package's own goroutines (its error is the *clientPanic that recovered
-// returned), as for a panic that call lets go on; a reply from the server counts as success unless it says the
-// server cannot serve (unavailableReply: LOADING, BUSY, CLUSTERDOWN and the
-// like).
-func (c *core) report(ctx context.Context, tk ticket, err error) {
+// returned), as for a panic that call lets go on; a reply from the server
+// counts as success unless it says the server cannot serve
+// (unavailableReply: LOADING, BUSY, CLUSTERDOWN and the like), or, for a
+// write, unless it says more than that the server takes no writes
+// (writeRefused): one breaker gates reads and writes alike, and a Redis
+// that is full or a replica answers reads.
+func (c *core) report(ctx context.Context, tk ticket, write bool, err error) {
 	switch {
 	case err == nil || errors.Is(err, goredis.Nil):
 		c.brk.success(tk)
 	case callerEnded(ctx, err) || isPanic(err) || errors.Is(err, ErrClosed):
 		c.brk.neutral(tk)
-	case isServerReply(err) && !unavailableReply(err):
+	case isServerReply(err) && (!unavailableReply(err) || write && writeRefused(err)):
 		c.brk.success(tk)
 	default:
 		c.brk.failure(tk)

@@ -151,7 +151,11 @@ type Options[V any] struct {
 	DegradedTTL time.Duration
 
 	// BreakerFailures is the number of consecutive failed Redis calls
-	// that opens the circuit breaker. Default DefaultBreakerFailures (5).
+	// that opens the circuit breaker: errors, timeouts and replies that
+	// the server cannot serve (LOADING, BUSY, NOAUTH, ...). A write that
+	// Redis refuses while it answers reads (OOM, READONLY, NOREPLICAS,
+	// MISCONF, NOPERM) fails and is counted, but is no failure for the
+	// breaker: reads go on. Default DefaultBreakerFailures (5).
 	BreakerFailures int
 
 	// BreakerOpenFor is how long the breaker stays open before it lets

@@ -42,22 +42,36 @@ func TestWrongPasswordIsUnavailable(t *testing.T) {
 }
 
 // A master with fewer replicas than min-replicas-to-write refuses every
-// write with NOREPLICAS: the server cannot serve writes now, which must
-// count against it for the breaker (it counted as a success).
-func TestNoReplicasOpensBreaker(t *testing.T) {
+// write with NOREPLICAS. It counted as a success for the breaker, then
+// (84f6335) as a failure, which opened the breaker after BreakerFailures
+// refused Sets and failed every read, though Redis still answered reads.
+// A write's refusal is now a success for the breaker, as OOM, READONLY and
+// NOPERM (write_refusal_breaker_test.go): the Set fails, reads go on.
+func TestNoReplicasRefusesWritesKeepsReads(t *testing.T) {
 	s := private(t)
 	adm := s.Client()
 	defer adm.Close()
-	if err := adm.ConfigSet(context.Background(), "min-replicas-to-write", "1").Err(); err != nil {
+	ctx := context.Background()
+	bt, _ := newByteTier(t, adm, func(o *ByteTierOptions) { o.BreakerFailures = 1 })
+	if err := bt.Set(ctx, []byte("k"), []byte("v"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.ConfigSet(ctx, "min-replicas-to-write", "1").Err(); err != nil {
 		t.Fatal(err)
 	}
 	cl := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
 	defer cl.Close()
-	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) { o.BreakerFailures = 1 })
-	if err := bt.Set(context.Background(), []byte("k"), []byte("v"), -1); err == nil {
-		t.Fatal("Set without the replicas that min-replicas-to-write asks for succeeded")
+	bt, _ = newByteTier(t, cl, func(o *ByteTierOptions) { o.BreakerFailures = 1 })
+	for range 3 {
+		if err := bt.Set(ctx, []byte("k"), []byte("w"), -1); err == nil {
+			t.Fatal("Set without the replicas that min-replicas-to-write asks for succeeded")
+		}
 	}
-	if st := bt.Stats(); st.Breaker != BreakerOpen {
-		t.Errorf("breaker after a NOREPLICAS write: %v; want open", st.Breaker)
+	if st := bt.Stats(); st.Breaker != BreakerClosed || st.L2WriteErrors != 3 {
+		t.Errorf("after 3 NOREPLICAS writes: breaker %v, L2WriteErrors %d; want closed, 3", st.Breaker, st.L2WriteErrors)
+	}
+	v, _, found, err := bt.Get(ctx, nil, []byte("k"))
+	if err != nil || !found || string(v) != "v" {
+		t.Errorf("Get after refused writes = %q, %v, %v; want the value Redis holds, v", v, found, err)
 	}
 }
