@@ -114,11 +114,18 @@ func (c *core) init(s coreSettings) {
 	case ShardedOn:
 		c.sharded = true
 	}
-	c.brk = newBreaker(s.breakerFailures, s.breakerOpenFor, s.clock, func(from, to BreakerState) {
-		c.logs.log(c.log, "breaker", "redis: circuit breaker", "from", from.String(), "to", to.String())
-	})
+	c.brk = newBreaker(s.breakerFailures, s.breakerOpenFor, s.clock, c.breakerChanged)
 	c.life, c.endLife = context.WithCancel(context.Background())
 	c.firstTry = make(chan struct{})
+}
+
+// breakerChanged logs a change of the breaker's state, at most one a
+// second for each state it changes to: under one limit for all, the quick
+// half-open → closed that follows a probe's success was dropped after the
+// open → half-open logged just before, and the log's last word said
+// half-open while the breaker was closed.
+func (c *core) breakerChanged(from, to BreakerState) {
+	c.logs.log(c.log, "breaker "+to.String(), "redis: circuit breaker", "from", from.String(), "to", to.String())
 }
 
 // startSubscription starts the subscription's goroutine and waits up to

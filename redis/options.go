@@ -193,7 +193,9 @@ type Options[V any] struct {
 	// Logger receives failed Redis reads and writes, lost or refused
 	// subscriptions (a subscription that never comes up is logged at each
 	// failed attempt, with Redis's reply) and breaker changes (at most one
-	// line per kind per second). Default nil: slog.Default().
+	// line per kind per second; each state the breaker changes to is a
+	// kind of its own, so the last change is never the one dropped after a
+	// quick open, half-open, closed). Default nil: slog.Default().
 	Logger *slog.Logger
 
 	// Clock is the time source of the breaker and of write ages, and of L1
