@@ -146,7 +146,10 @@ func (s *Server) Options() Options { return s.o }
 // snapshot. Values written directly must be in the server's stored form
 // (see EncodeValue): GET answers a value in no form it knows with a 500
 // (and logs it), and serves one that merely starts like the stored form as
-// what that start says.
+// what that start says. A snapshot's LoadFrom replaces the whole store:
+// load it before the server takes requests, or the writes it serves
+// meanwhile are lost (and the Tier's fence, which orders fills against
+// the server's own writes, knows nothing of what the load brings back).
 func (s *Server) Store() *bytecache.Cache { return s.cache }
 
 // write stores key in the in-memory store and then in the Tier, if any (a
