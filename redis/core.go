@@ -480,6 +480,15 @@ func (c *core) report(ctx context.Context, tk ticket, write bool, err error) {
 		c.brk.success(tk)
 	default:
 		c.brk.failure(tk)
+		if cc, ok := c.client.(*goredis.ClusterClient); ok {
+			// go-redis reloads its map of the slots on MOVED or every
+			// ClusterStateReloadInterval (a minute by default), not when
+			// a node stops answering: after a master died and its
+			// replica took over, the calls for its slots failed for up
+			// to a minute. The reload runs in the background, one at a
+			// time.
+			cc.ReloadState(c.life)
+		}
 	}
 }
 

@@ -91,12 +91,15 @@ func (c *core) subscribeLoop() {
 			c.logs.log(c.log, "subscribe", "redis: invalidation subscription failed; retrying",
 				"err", failed, "l1_flush_in", c.degradedTTL)
 		}
-		if cc, ok := c.client.(*goredis.ClusterClient); ok && c.sharded {
+		if cc, ok := c.client.(*goredis.ClusterClient); ok {
 			// The channel's slot may have moved (the subscription was
-			// dropped, or refused with MOVED): the next attempt must go
-			// to its owner, which the client learns by reloading its map
-			// of the slots (in the background, soon enough for the next
-			// attempts).
+			// dropped, or refused with MOVED), or its master died and a
+			// replica took over: the next attempt must go to its owner
+			// (go-redis sends SUBSCRIBE, like SSUBSCRIBE, to the master
+			// of the channel's slot), which the client learns by
+			// reloading its map of the slots (in the background, soon
+			// enough for the next attempts; go-redis itself does not
+			// when a node stops answering).
 			cc.ReloadState(c.life)
 		}
 		// A subscription that was up is lost, whatever ended it: Redis,
