@@ -95,14 +95,21 @@ func (c *failoverCluster) converge(t *testing.T, master int) {
 			if err != nil || !strings.Contains(info, "cluster_state:ok") {
 				return false
 			}
-			slots, err := a.ClusterSlots(ctx).Result()
+			shards, err := a.ClusterShards(ctx).Result()
 			if err != nil {
 				return false
 			}
 			found := false
-			for _, r := range slots {
-				if c.slot >= int(r.Start) && c.slot <= int(r.End) && len(r.Nodes) > 0 && r.Nodes[0].ID == c.ids[master] {
-					found = true
+			for _, sh := range shards {
+				for _, r := range sh.Slots {
+					if c.slot < int(r.Start) || c.slot > int(r.End) {
+						continue
+					}
+					for _, n := range sh.Nodes {
+						if n.Role == "master" && n.ID == c.ids[master] && n.Health == "online" {
+							found = true
+						}
+					}
 				}
 			}
 			if !found {
