@@ -455,6 +455,11 @@ func (c *Cache[V]) read(ctx context.Context, key string) (entry, time.Duration, 
 		res = c.reads.get(ctx, cctx, rkey, start)
 		return res.err
 	})
+	if errors.Is(err, ErrClosed) {
+		// Close came first (reads.get): nothing was sent, nothing is
+		// counted (as in ByteTier.Get).
+		return entry{}, 0, l2Unavailable, start
+	}
 	end := time.Now()
 	c.st.observeRead(end.Sub(start))
 	switch {
@@ -465,9 +470,9 @@ func (c *Cache[V]) read(ctx context.Context, key string) (entry, time.Duration, 
 		c.st.l2Incompatible.Add(1)
 		c.logs.log(c.log, "incompatible", "redis: unreadable key", "key", rkey, "err", err)
 		return entry{}, 0, l2Unavailable, start
-	case err != nil && (callerEnded(ctx, err) || errors.Is(err, ErrClosed)):
-		// The caller gave up, or Close came first (reads.get): no
-		// failure of Redis (nor of the breaker's).
+	case err != nil && callerEnded(ctx, err):
+		// The caller gave up: no failure of Redis (nor of the
+		// breaker's).
 		return entry{}, 0, l2Unavailable, start
 	case err != nil:
 		c.st.l2Errors.Add(1)

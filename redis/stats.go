@@ -70,7 +70,9 @@ type Stats struct {
 	L1Hits uint64
 	Local  loading.Stats
 
-	// L2Hits are L1 misses answered by Redis. L2Misses found no value
+	// L2Hits are L1 misses (and background reloads) answered by Redis: a
+	// Get answered by a stale L1 value whose reload Redis answers counts
+	// in L1Hits and in L2Hits. L2Misses found no value
 	// there (no key, or a tombstone); L2Incompatible found one this cache
 	// cannot decode (read as a miss, the key then loaded, but counted
 	// here and not in L2Misses). L2Errors are reads that
@@ -106,8 +108,9 @@ type Stats struct {
 	// the value in L1 only, without counting it again).
 	L2TooLarge uint64
 
-	// Loads counts calls to the Loader (lookups that missed both tiers),
-	// LoadErrors those that failed (not counting not-found answers).
+	// Loads counts calls to the Loader (lookups and background reloads
+	// that missed both tiers), LoadErrors those that failed (not counting
+	// not-found answers).
 	Loads, LoadErrors uint64
 
 	// Breaker is the circuit breaker's state; BreakerOpens counts how often
