@@ -76,6 +76,13 @@
 // never touches Redis, the breaker or a lock that a Redis call holds, so a
 // Redis that is down or hangs never delays it.
 //
+// The breaker is one for the whole client: on a Redis Cluster, a master
+// that is down (with its slots not covered by a replica) fails the calls
+// for its keys, and BreakerFailures of them in a row open the breaker for
+// every key, those of the healthy masters too, until a probe succeeds. A
+// write that Redis refuses while it answers reads (OOM, READONLY, ...) is
+// no failure (see Options.BreakerFailures).
+//
 // # A byte tier for the cachekit service
 //
 // ByteTier is the same shared tier without the typed L1 and the Loader: it
