@@ -2,30 +2,10 @@ package redis
 
 import (
 	"context"
-	"sync"
 	"testing"
-	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
-
-// deadlineGate is a caller's context whose first Deadline call (made by
-// read's callContext, after read's check for Close) blocks until released:
-// it holds a Get's probe between that check and the read itself.
-type deadlineGate struct {
-	context.Context
-	once    sync.Once
-	entered chan struct{}
-	release chan struct{}
-}
-
-func (g *deadlineGate) Deadline() (time.Time, bool) {
-	g.once.Do(func() {
-		close(g.entered)
-		<-g.release
-	})
-	return g.Context.Deadline()
-}
 
 // A Get whose probe passed read's check for Close just before Close, and
 // reached the coalesced reads after it (reads.get returns ErrClosed
@@ -41,7 +21,7 @@ func TestReadRefusedByCloseNotCounted(t *testing.T) {
 	c := newTier(t, client, src, nil)
 
 	before := c.Stats()
-	g := &deadlineGate{Context: context.Background(), entered: make(chan struct{}), release: make(chan struct{})}
+	g := &gateContext{Context: context.Background(), entered: make(chan struct{}), release: make(chan struct{})}
 	done := make(chan error, 1)
 	go func() {
 		_, err := c.Get(g, "k")
