@@ -309,6 +309,11 @@ func (l Lines) WriteFile(path string) error {
 		p.Add(line, sc)
 		p.Legend.Add(s.Name, line, sc)
 	}
+	// The X axis spans every point of the chart, drawn or not: with every
+	// value above YMax no series gives it a range, and a log scale of
+	// the empty range 0..0 cannot be drawn.
+	p.X.Min = math.Min(p.X.Min, slices.Min(l.X))
+	p.X.Max = math.Max(p.X.Max, slices.Max(l.X))
 	p.Y.Min = 0
 	if l.YMax > 0 {
 		p.Y.Max = l.YMax
