@@ -113,6 +113,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if rep.Results == nil {
+		// A file cut short or written by another tool: every table
+		// is drawn from the results.
+		return fmt.Errorf("%s: no results", out.FromJSON)
+	}
 	fmt.Fprint(stdout, rep.ProbeTables("#"))
 	fmt.Fprint(stdout, rep.ReplayTable())
 	// The chart is of the replay, if there was one.
