@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"math"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	ckredis "github.com/cachekit/cachekit/redis"
@@ -151,6 +154,7 @@ func (rf *redisFlags) open(log *slog.Logger) (*redisTier, error) {
 	// --redis-timeout short.
 	sock := max(rf.timeout, time.Second)
 	uo.DialTimeout, uo.ReadTimeout, uo.WriteTimeout, uo.PoolTimeout = sock, sock, sock, sock
+	redisLogs.to.Store(log)
 	client := goredis.NewUniversalClient(ckredis.ClientDefaults(&uo))
 	tier, err := ckredis.NewByteTier(ckredis.ByteTierOptions{
 		Client:      client,
@@ -187,9 +191,76 @@ func (t *redisTier) attach(s *service.Server) {
 	})
 }
 
-func (t *redisTier) close() {
-	t.tier.Close()
-	t.client.Close()
+func (t *redisTier) close() { t.closeWithin(-1) }
+
+// closeWithin closes the tier, then the client. The tier's Close waits for
+// its calls in flight (a write the server acknowledged may still be on its
+// way to Redis); given a d ≥ 0 it waits for at most d: then it closes the
+// client under them, which fails them at once, so that a Redis that hangs
+// does not hold the shutdown for --redis-timeout after --shutdown-timeout
+// has cut the requests off. A negative d waits for as long as they take.
+func (t *redisTier) closeWithin(d time.Duration) {
+	defer t.client.Close()
+	if d < 0 {
+		t.tier.Close()
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t.tier.Close()
+	}()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-done:
+	case <-timer.C:
+		t.client.Close() // the calls in flight fail; the tier's Close ends
+		<-done
+	}
+}
+
+// redisLogs receives go-redis's own log lines (a dial that failed, a pool
+// or Pub/Sub connection in trouble), which go-redis would otherwise print
+// to stderr in a format of its own, outside --log-format and --log-level:
+// it sends them to the logger of the server that opened the last tier, at
+// Warn, at most one a second (while Redis is down they come at the
+// request rate), saying how many it left out. It is installed once, at
+// start, before any client exists (go-redis's SetLogger is not safe for
+// use while clients log).
+var redisLogs = &redisLogger{}
+
+func init() { goredis.SetLogger(redisLogs) }
+
+type redisLogger struct {
+	to atomic.Pointer[slog.Logger] // nil: slog.Default()
+
+	mu      sync.Mutex
+	last    time.Time // of the last line logged
+	dropped int       // lines left out since
+}
+
+// Printf logs one go-redis line; it is safe for concurrent use.
+func (l *redisLogger) Printf(_ context.Context, format string, v ...any) {
+	now := time.Now()
+	l.mu.Lock()
+	if !l.last.IsZero() && now.Sub(l.last) < time.Second && now.Sub(l.last) >= 0 {
+		l.dropped++
+		l.mu.Unlock()
+		return
+	}
+	dropped := l.dropped
+	l.last, l.dropped = now, 0
+	l.mu.Unlock()
+	log := l.to.Load()
+	if log == nil {
+		log = slog.Default()
+	}
+	args := []any{"detail", strings.TrimSpace(fmt.Sprintf(format, v...))}
+	if dropped > 0 {
+		args = append(args, "left_out", dropped)
+	}
+	log.Warn("redis client", args...)
 }
 
 // fitTierTimeout makes the server's deadline of a Tier call (--tier-timeout)

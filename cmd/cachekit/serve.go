@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/cachekit/cachekit/service"
 )
@@ -40,7 +42,8 @@ twice --redis-timeout if more), so no copy is staler than about 1.5 times
 Every flag can also be set by an environment variable: CACHEKIT_ and the
 flag's name in upper case with underscores (--max-bytes: CACHEKIT_MAX_BYTES).
 A flag given on the command line wins. SIGINT or SIGTERM shuts the server
-down gracefully: requests in flight complete (for up to --shutdown-timeout).
+down gracefully: requests in flight complete (for up to --shutdown-timeout;
+then they are cut off, and so are their calls to Redis still in flight).
 
 flags:
 `
@@ -164,7 +167,19 @@ func serveContext(ctx context.Context, args []string, lookupEnv func(string) (st
 	}
 	if tier != nil {
 		tier.attach(s)
-		defer tier.close() // before the store closes: no handler runs on a closed store
+		// Closed before the store, so that no handler runs on a closed
+		// store; at shutdown, its calls in flight have what is left of
+		// --shutdown-timeout, then the client is closed under them.
+		var stopping atomic.Pointer[time.Time]
+		stopAfter := context.AfterFunc(ctx, func() { now := time.Now(); stopping.Store(&now) })
+		defer func() {
+			stopAfter()
+			left := s.Options().ShutdownTimeout
+			if at := stopping.Load(); at != nil {
+				left = max(left-time.Since(*at), 0)
+			}
+			tier.closeWithin(left)
+		}()
 	}
 	ln, err := net.Listen("tcp", s.Options().Addr)
 	if err != nil {
