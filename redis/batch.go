@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -18,7 +19,9 @@ import (
 // share round trips: at most maxInFlight of them are in flight at once
 // (each a GET, or a GET and a PTTL with ExactTTL); a read that finds them
 // all busy joins a queue, and when one comes back its goroutine sends the
-// whole queue in one pipeline. A read that finds a round trip free goes at
+// whole queue in one pipeline (one per node, at the same time, on a
+// cluster or a ring, so that a node that fails or hangs fails only the
+// reads of its keys). A read that finds a round trip free goes at
 // once, alone, as before: coalescing adds no wait when there is no queue.
 
 // readResult is what one read of a key found.
@@ -240,6 +243,82 @@ func (r *reads) pipeline(batch []*queuedRead) {
 		return
 	}
 	ctx := r.deadlines.get(now, oldest.Add(r.timeout))
+	groups := r.byNode(ctx, live)
+	if len(groups) == 1 {
+		r.send(ctx, live)
+		return
+	}
+	// One pipeline per node, at the same time: a node that hangs or
+	// fails must not fail, or delay, the reads of the others (go-redis
+	// gives a cluster pipeline's error to every command of it that has
+	// none, those of healthy nodes included).
+	var wg sync.WaitGroup
+	for _, g := range groups {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.sendRecovered(ctx, g)
+		}()
+	}
+	wg.Wait()
+}
+
+// byNode splits live by the node that serves each key, for clients that
+// shard keys over nodes (a ClusterClient: the slot's master; a Ring: the
+// key's shard), in the order of their first reads; a key whose node is
+// not known (the cluster's state cannot be had) goes with the first. For
+// other clients it is one group.
+func (r *reads) byNode(ctx context.Context, live []*queuedRead) [][]*queuedRead {
+	var nodeOf func(key string) (*goredis.Client, error)
+	switch c := r.client.(type) {
+	case *goredis.ClusterClient:
+		nodeOf = func(key string) (*goredis.Client, error) { return c.MasterForKey(ctx, key) }
+	case *goredis.Ring:
+		nodeOf = c.GetShardClientForKey
+	default:
+		return [][]*queuedRead{live}
+	}
+	var nodes []*goredis.Client
+	var groups [][]*queuedRead
+	for _, q := range live {
+		n, err := nodeOf(q.key)
+		i := 0
+		if err == nil {
+			if i = slices.Index(nodes, n); i < 0 {
+				i = len(nodes)
+				nodes = append(nodes, n)
+				groups = append(groups, nil)
+			}
+		} else if len(groups) == 0 {
+			nodes = append(nodes, nil)
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], q)
+	}
+	return groups
+}
+
+// sendRecovered is send on a goroutine of pipeline's: if the Redis call
+// panics (in a client hook), the reads of batch not answered yet fail
+// with the panic as their error.
+func (r *reads) sendRecovered(ctx context.Context, batch []*queuedRead) {
+	err := recovered(func() error { r.send(ctx, batch); return nil })
+	if err == nil {
+		return
+	}
+	for _, q := range batch {
+		select {
+		case <-q.done:
+		default: // only this goroutine closes q.done
+			q.res = readResult{err: err}
+			close(q.done)
+		}
+	}
+}
+
+// send reads the keys of batch in one round trip, within ctx, and answers
+// them.
+func (r *reads) send(ctx context.Context, live []*queuedRead) {
 	if len(live) == 1 {
 		live[0].res = r.one(ctx, live[0].key)
 		close(live[0].done)

@@ -113,7 +113,7 @@ type Options[V any] struct {
 	// ReadsInFlight bounds the Redis round trips of reads (L1 misses) in
 	// flight at once. A read that finds them all busy waits for the next
 	// one to come back, and goes with the other reads that waited, in one
-	// pipeline: under load, reads share system calls and connection turns
+	// pipeline (one per node of a cluster or ring, sent at once): under load, reads share system calls and connection turns
 	// instead of queueing for them one by one (see docs/benchmarks/tiered.md).
 	// A read that finds a round trip free goes at once, alone; so does one
 	// whose context ends before Timeout would. A pipeline carries no
@@ -136,8 +136,10 @@ type Options[V any] struct {
 
 	// TombstoneTTL is how long a Delete's tombstone stays in Redis
 	// (rounded up to whole milliseconds). A load's write to Redis that is
-	// older than TombstoneTTL minus twice Timeout when its turn comes is
-	// dropped, so a tombstone always outlives the loads it must stop.
+	// older than TombstoneTTL minus twice Timeout when its turn comes, or
+	// when Redis runs it (a Redis that hung runs what it holds when it
+	// resumes), is dropped, so a tombstone always outlives the loads it
+	// must stop.
 	// Default DefaultTombstoneTTL (1 minute); it must be more than twice
 	// Timeout.
 	TombstoneTTL time.Duration
