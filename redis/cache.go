@@ -719,11 +719,16 @@ func (c *Cache[V]) writeLoop() {
 // the load read there.
 func (c *Cache[V]) writeLoaded(w write) {
 	// A write older than this might have read the key before a Delete
-	// whose tombstone has expired since: drop it.
-	if c.now().Sub(w.born) > c.tombstoneTTL-2*c.timeout {
+	// whose tombstone has expired since: drop it. The script drops it too
+	// if Redis runs it later than that (a Redis that hung with it: the
+	// client gave up, but the server still runs it when it resumes).
+	allowed := c.tombstoneTTL - 2*c.timeout
+	age := c.now().Sub(w.born)
+	if age > allowed {
 		c.st.l2WritesDropped.Add(1)
 		return
 	}
+	latest := wallClock().Add(allowed - age).UnixMilli()
 	tk, ok := c.brk.allow()
 	if !ok {
 		c.st.l2Skipped.Add(1)
@@ -736,7 +741,7 @@ func (c *Cache[V]) writeLoaded(w write) {
 	err := c.call(c.life, tk, true, func() error {
 		// On a writer goroutine: a panic (in a client hook) is an error.
 		return recovered(func() (err error) {
-			n, err = c.cas.Run(ctx, c.client, []string{w.key}, w.token, w.data, expiry(w.data)).Int()
+			n, err = c.cas.Run(ctx, c.client, []string{w.key}, w.token, w.data, expiry(w.data), latest).Int()
 			return err
 		})
 	})
@@ -749,8 +754,8 @@ func (c *Cache[V]) writeLoaded(w write) {
 	case n == 0:
 		c.st.l2WritesRejected.Add(1)
 	case n == 2:
-		// Past its expiry by Redis's clock when it got there: nothing
-		// lost a compare-and-set, the write was too late.
+		// Past its expiry, or too old, by Redis's clock when it got
+		// there: nothing lost a compare-and-set, the write was too late.
 		c.st.l2WritesDropped.Add(1)
 	default:
 		c.st.l2Writes.Add(1)

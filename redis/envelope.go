@@ -105,8 +105,11 @@ const absentToken = ""
 // bytes). It returns 1 if it wrote, 0 if the key had changed, and 2 if
 // ARGV[3] has passed by the server's clock (a write that waited that long
 // in the queue, or a value loaded with a very short TTL: SET with a past
-// PXAT would delete the key, a tombstone too). A key of another type than
-// string is never overwritten (0).
+// PXAT would delete the key, a tombstone too) or ARGV[4] has (Unix ms: the
+// latest time the write may still apply, before a tombstone it must not
+// outlive could have expired; a Redis that hung runs the writes it holds
+// when it resumes, however late). A key of another type than string is
+// never overwritten (0).
 const casScript = `
 local ok, cur = pcall(redis.call, 'GET', KEYS[1])
 if not ok then return 0 end
@@ -120,7 +123,8 @@ if cur then
 end
 if tok ~= ARGV[1] then return 0 end
 local t = redis.call('TIME')
-if tonumber(ARGV[3]) <= tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then return 2 end
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if tonumber(ARGV[3]) <= now or tonumber(ARGV[4]) < now then return 2 end
 redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
 return 1
 `

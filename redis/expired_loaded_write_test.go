@@ -22,7 +22,9 @@ func (h *holdCAS) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
 		if n := cmd.Name(); n == "evalsha" || n == "eval" {
 			args := cmd.Args()
-			exp, _ := strconv.ParseInt(fmt.Sprint(args[len(args)-1]), 10, 64)
+			// ARGV[3], the expiry (ARGV[4] is the latest time the
+			// write may apply).
+			exp, _ := strconv.ParseInt(fmt.Sprint(args[len(args)-2]), 10, 64)
 			for {
 				tm, err := h.rc.Time(context.Background()).Result()
 				if err != nil || tm.UnixMilli() > exp {
