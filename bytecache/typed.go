@@ -11,7 +11,9 @@ import (
 
 // Codec encodes values of type V to bytes and back, for Typed.
 //
-// Append appends the encoding of v to dst and returns the extended slice.
+// Append appends the encoding of v to dst and returns the extended slice:
+// dst itself, grown, or a new allocation, never memory that the codec or
+// its caller keeps (Typed reuses the slice for later calls).
 // Decode decodes a value from b; it must not keep b (copy what it needs),
 // and it must return an error, not panic, for bytes it cannot decode.
 // Implementations must be safe for concurrent use.

@@ -42,8 +42,9 @@ func DefaultNames() []string {
 }
 
 // Check reports whether spec names a cache that a Trace can build (a name
-// of Names, or "default", optionally with a policy's parameter as in
-// "lrfu:0.001"), and if not, why.
+// of Names, or "default", or "" which also names the default policy,
+// optionally with a policy's parameter as in "lrfu:0.001"), and if not,
+// why.
 func Check(spec string) error {
 	switch special(spec) {
 	case NameCache, NameOPT, NameOPTBypass:
