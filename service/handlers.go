@@ -705,7 +705,7 @@ func appendValueHeader(dst []byte, ct []string) ([]byte, bool) {
 // tab (which no PUT could carry: net/http refuses such a header), is an
 // error.
 func EncodeValue(dst []byte, contentType string, body []byte) ([]byte, error) {
-	if i := strings.IndexFunc(contentType, func(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }); i >= 0 {
+	if i := strings.IndexFunc(contentType, isControl); i >= 0 {
 		return dst, fmt.Errorf("service: content type %q holds a control character (byte %d)", contentType, i)
 	}
 	var ct []string
@@ -719,7 +719,15 @@ func EncodeValue(dst []byte, contentType string, body []byte) ([]byte, error) {
 	return append(dst, body...), nil
 }
 
-// decodeValue splits a stored value into its Content-Type and body.
+// isControl reports whether r may not be in a Content-Type: a control
+// character other than a tab.
+func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
+
+// decodeValue splits a stored value into its Content-Type and body. A
+// value that the server cannot have written (from a Tier shared with
+// something else, or a crafted snapshot) is not ok: among them a custom
+// Content-Type that is empty or holds a control character, which would
+// make a malformed response header.
 func decodeValue(v []byte) (ct []string, body []byte, ok bool) {
 	if len(v) == 0 {
 		return nil, nil, false
@@ -736,7 +744,11 @@ func decodeValue(v []byte) (ct []string, body []byte, ok bool) {
 			return nil, nil, false
 		}
 		end := 2 + int(v[1]) // not 2+v[1]: byte arithmetic wraps for 254 and 255
-		return []string{string(v[2:end])}, v[end:], true
+		ct := string(v[2:end])
+		if ct == "" || strings.ContainsFunc(ct, isControl) {
+			return nil, nil, false
+		}
+		return []string{ct}, v[end:], true
 	}
 	return nil, nil, false
 }

@@ -171,6 +171,19 @@ func (s *Server) writeTier(ctx context.Context, key, value []byte, ttl time.Dura
 		s.counters.entriesStored.Add(1)
 		return false, nil
 	}
+	if skipTier {
+		// No Tier write follows, so there is nothing to keep in order
+		// with the key's other changes: no wait for one in progress (a
+		// Tier that hangs would make this entry wait for another
+		// writer's TierTimeout).
+		s.fence.change(key, func() { err = s.cache.Set(key, value, ttl) })
+		if err != nil {
+			return false, err
+		}
+		s.counters.entriesStored.Add(1)
+		s.counters.tierErrors.Add(1)
+		return true, nil
+	}
 	s.fence.open(key, func() { err = s.cache.Set(key, value, ttl) })
 	defer s.fence.close(key)
 	if err != nil {
@@ -179,10 +192,6 @@ func (s *Server) writeTier(ctx context.Context, key, value []byte, ttl time.Dura
 	// Counted now, not once the request is answered: a Tier that panics
 	// below fails the request, but the store holds the entry.
 	s.counters.entriesStored.Add(1)
-	if skipTier {
-		s.counters.tierErrors.Add(1)
-		return true, nil
-	}
 	// The in-memory store holds the write now: the tier's part must not
 	// be abandoned because the client went away (its Timeout bounds it).
 	return !s.tierSet(context.WithoutCancel(ctx), key, value, ttl), nil
