@@ -384,11 +384,15 @@ func writeTables(b *strings.Builder, r *Report, h string, charts []string) {
 				fmt.Fprintf(b, "![%s, %d goroutines](%s)\n\n", w.Name, g, filepath.ToSlash(charts[chartIdx]))
 			}
 			chartIdx++
+			of := "median" // a single round has none
+			if r.Rounds == 1 {
+				of = "1 round"
+			}
 			if w.SetOnMiss {
-				figureTable(b, r, results, w, g, fmt.Sprintf("Hit ratio of the Gets with %d goroutines (%%, median):", g),
+				figureTable(b, r, results, w, g, fmt.Sprintf("Hit ratio of the Gets with %d goroutines (%%, %s):", g, of),
 					func(res Result) *float64 { return res.MedianHitRatio })
 			}
-			figureTable(b, r, results, w, g, fmt.Sprintf("Operations of the slowest of the %d goroutines, as %% of the mean per goroutine (median):", g),
+			figureTable(b, r, results, w, g, fmt.Sprintf("Operations of the slowest of the %d goroutines, as %% of the mean per goroutine (%s):", g, of),
 				func(res Result) *float64 { return res.MedianSlowestShare })
 		}
 	}
