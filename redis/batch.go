@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -19,10 +18,13 @@ import (
 // share round trips: at most maxInFlight of them are in flight at once
 // (each a GET, or a GET and a PTTL with ExactTTL); a read that finds them
 // all busy joins a queue, and when one comes back its goroutine sends the
-// whole queue in one pipeline (one per node, at the same time, on a
-// cluster or a ring, so that a node that fails or hangs fails only the
-// reads of its keys). A read that finds a round trip free goes at
-// once, alone, as before: coalescing adds no wait when there is no queue.
+// whole queue in one pipeline. On a cluster or a ring, the round trips and
+// the queue are counted per node (the slot's master, the key's shard), so
+// that a node that hangs or fails holds up and fails only the reads of its
+// keys: a pipeline never mixes nodes (go-redis gives a cluster pipeline's
+// error to every command of it, those of healthy nodes included). A read
+// that finds a round trip free goes at once, alone, as before: coalescing
+// adds no wait when there is no queue.
 
 // readResult is what one read of a key found.
 type readResult struct {
@@ -46,20 +48,84 @@ type reads struct {
 	exact       bool
 	timeout     time.Duration
 	deadlines   *deadlines
-	maxInFlight int // <= 0: no coalescing, every read is its own round trip
+	maxInFlight int // per node; <= 0: no coalescing, every read is its own round trip
+	// nodeOf returns the node that serves a key, for clients that shard
+	// keys over nodes; nil for the others (one node). A key whose node is
+	// not known (no cluster state) is nil's.
+	nodeOf func(ctx context.Context, key string) *goredis.Client
 
 	mu       sync.Mutex
 	idle     *sync.Cond // signalled when inFlight and alone both drop to zero
-	inFlight int
-	alone    int // round trips of reads that go alone (see get), outside maxInFlight
-	queue    []*queuedRead
+	inFlight int        // round trips in flight, all nodes together
+	alone    int        // round trips of reads that go alone (see get), outside maxInFlight
+	one      nodeReads  // the node of a client that does not shard keys
+	nodes    map[*goredis.Client]*nodeReads
 	closed   bool // wait was called (Close): no round trip starts any more
+}
+
+// nodeReads are the round trips and the queue of one node.
+type nodeReads struct {
+	inFlight int
+	queue    []*queuedRead
 }
 
 func newReads(c *core, exact bool, maxInFlight int) *reads {
 	r := &reads{client: c.client, exact: exact, timeout: c.timeout, deadlines: c.deadlines, maxInFlight: maxInFlight}
+	switch cl := c.client.(type) {
+	case *goredis.ClusterClient:
+		r.nodeOf = func(ctx context.Context, key string) *goredis.Client {
+			n, err := cl.MasterForKey(ctx, key)
+			if err != nil {
+				return nil
+			}
+			return n
+		}
+	case *goredis.Ring:
+		r.nodeOf = func(_ context.Context, key string) *goredis.Client {
+			n, err := cl.GetShardClientForKey(key)
+			if err != nil {
+				return nil
+			}
+			return n
+		}
+	}
 	r.idle = sync.NewCond(&r.mu)
 	return r
+}
+
+// node returns the round trips and queue of node. The caller holds r.mu.
+func (r *reads) node(node *goredis.Client) *nodeReads {
+	if r.nodeOf == nil {
+		return &r.one
+	}
+	n := r.nodes[node]
+	if n == nil {
+		if r.nodes == nil {
+			r.nodes = make(map[*goredis.Client]*nodeReads)
+		}
+		n = &nodeReads{}
+		r.nodes[node] = n
+	}
+	return n
+}
+
+// forget drops node's entry once it is idle, so that the nodes of a
+// cluster's or ring's past topologies are not kept. The caller holds r.mu.
+func (r *reads) forget(node *goredis.Client, n *nodeReads) {
+	if r.nodeOf != nil && n.inFlight == 0 && len(n.queue) == 0 {
+		delete(r.nodes, node)
+	}
+}
+
+// queued returns how many reads wait for a round trip, on every node.
+func (r *reads) queued() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := len(r.one.queue)
+	for _, n := range r.nodes {
+		q += len(n.queue)
+	}
+	return q
 }
 
 // get reads key (with its PTTL if exact). cctx is the context of the call
@@ -71,6 +137,10 @@ func newReads(c *core, exact bool, maxInFlight int) *reads {
 // with ErrClosed: no round trip, and no goroutine to drain a queue, starts
 // after Close has returned; wait waits for those started before.
 func (r *reads) get(ctx, cctx context.Context, key string, start time.Time) readResult {
+	var node *goredis.Client
+	if r.nodeOf != nil && r.maxInFlight > 0 {
+		node = r.nodeOf(cctx, key) // before the lock: it may load the cluster's state
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -81,15 +151,17 @@ func (r *reads) get(ctx, cctx context.Context, key string, start time.Time) read
 		// for it.
 		r.alone++
 		r.mu.Unlock()
-		return r.direct(ctx, cctx, key, true)
+		return r.direct(ctx, cctx, key, nil, true)
 	}
-	if r.inFlight < r.maxInFlight {
+	if n := r.node(node); n.inFlight < r.maxInFlight {
+		n.inFlight++
 		r.inFlight++
 		r.mu.Unlock()
-		return r.direct(ctx, cctx, key, false)
+		return r.direct(ctx, cctx, key, node, false)
 	}
 	q := &queuedRead{key: key, start: start, done: make(chan struct{})}
-	r.queue = append(r.queue, q)
+	n := r.node(node)
+	n.queue = append(n.queue, q)
 	r.mu.Unlock()
 	select {
 	case <-q.done:
@@ -104,15 +176,15 @@ func (r *reads) get(ctx, cctx context.Context, key string, start time.Time) read
 // goroutine if ctx can be cancelled (see detach); alone says how get
 // counted it (see end). Two paths, so that the usual one (a context
 // that is never cancelled) allocates nothing more for it.
-func (r *reads) direct(ctx, cctx context.Context, key string, alone bool) readResult {
+func (r *reads) direct(ctx, cctx context.Context, key string, node *goredis.Client, alone bool) readResult {
 	if ctx.Done() == nil {
-		defer r.end(alone)
-		return r.one(cctx, key)
+		defer r.end(node, alone)
+		return r.read(cctx, key)
 	}
 	var res readResult
 	err := detach(ctx, func() error {
-		defer r.end(alone)
-		res = r.one(cctx, key)
+		defer r.end(node, alone)
+		res = r.read(cctx, key)
 		return nil
 	})
 	if err != nil { // ctx ended first: res belongs to f's goroutine
@@ -125,16 +197,16 @@ func (r *reads) direct(ctx, cctx context.Context, key string, alone bool) readRe
 // (doneAlone) or in maxInFlight (release). Deferred by direct: a read that
 // panics, in a hook of the client, must give it back too, or Close would
 // wait for it.
-func (r *reads) end(alone bool) {
+func (r *reads) end(node *goredis.Client, alone bool) {
 	if alone {
 		r.doneAlone()
 	} else {
-		r.release()
+		r.release(node)
 	}
 }
 
-// one is a round trip for one key.
-func (r *reads) one(ctx context.Context, key string) readResult {
+// read is a round trip for one key.
+func (r *reads) read(ctx context.Context, key string) readResult {
 	if !r.exact {
 		get := r.client.Get(ctx, key)
 		return readResult{val: get.Val(), err: get.Err()}
@@ -154,24 +226,28 @@ func exactResult(get *goredis.StringCmd, pttl *goredis.DurationCmd) readResult {
 	return readResult{val: get.Val(), pttl: pttl.Val(), err: err}
 }
 
-// release ends a round trip: if reads are queued, they take it over (on a
-// new goroutine, so that the caller whose read is done returns now);
-// otherwise it is free.
-func (r *reads) release() {
+// release ends a round trip of node: if reads of node are queued, they
+// take it over (on a new goroutine, so that the caller whose read is done
+// returns now); otherwise it is free.
+func (r *reads) release(node *goredis.Client) {
 	r.mu.Lock()
-	if len(r.queue) == 0 {
-		r.free()
+	n := r.node(node)
+	if len(n.queue) == 0 {
+		r.free(node, n)
 		r.mu.Unlock()
 		return
 	}
-	batch := r.queue
-	r.queue = nil
+	batch := n.queue
+	n.queue = nil
 	r.mu.Unlock()
-	go r.drain(batch)
+	go r.drain(node, batch)
 }
 
-// free gives a round trip back. The caller holds r.mu.
-func (r *reads) free() {
+// free gives a round trip of node (whose entry is n) back. The caller
+// holds r.mu.
+func (r *reads) free(node *goredis.Client, n *nodeReads) {
+	n.inFlight--
+	r.forget(node, n)
 	if r.inFlight--; r.inFlight == 0 && r.alone == 0 {
 		r.idle.Broadcast()
 	}
@@ -186,19 +262,21 @@ func (r *reads) doneAlone() {
 	r.mu.Unlock()
 }
 
-// drain sends batch in one pipeline, then the reads queued meanwhile,
-// until the queue is empty; it holds one round trip all along.
-func (r *reads) drain(batch []*queuedRead) {
+// drain sends batch (reads of node) in one pipeline, then the reads of
+// node queued meanwhile, until its queue is empty; it holds one round trip
+// of node all along.
+func (r *reads) drain(node *goredis.Client, batch []*queuedRead) {
 	for {
 		r.pipelineRecovered(batch)
 		r.mu.Lock()
-		if len(r.queue) == 0 {
-			r.free()
+		n := r.node(node)
+		if len(n.queue) == 0 {
+			r.free(node, n)
 			r.mu.Unlock()
 			return
 		}
-		batch = r.queue
-		r.queue = nil
+		batch = n.queue
+		n.queue = nil
 		r.mu.Unlock()
 	}
 }
@@ -243,84 +321,8 @@ func (r *reads) pipeline(batch []*queuedRead) {
 		return
 	}
 	ctx := r.deadlines.get(now, oldest.Add(r.timeout))
-	groups := r.byNode(ctx, live)
-	if len(groups) == 1 {
-		r.send(ctx, live)
-		return
-	}
-	// One pipeline per node, at the same time: a node that hangs or
-	// fails must not fail, or delay, the reads of the others (go-redis
-	// gives a cluster pipeline's error to every command of it that has
-	// none, those of healthy nodes included).
-	var wg sync.WaitGroup
-	for _, g := range groups {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.sendRecovered(ctx, g)
-		}()
-	}
-	wg.Wait()
-}
-
-// byNode splits live by the node that serves each key, for clients that
-// shard keys over nodes (a ClusterClient: the slot's master; a Ring: the
-// key's shard), in the order of their first reads; a key whose node is
-// not known (the cluster's state cannot be had) goes with the first. For
-// other clients it is one group.
-func (r *reads) byNode(ctx context.Context, live []*queuedRead) [][]*queuedRead {
-	var nodeOf func(key string) (*goredis.Client, error)
-	switch c := r.client.(type) {
-	case *goredis.ClusterClient:
-		nodeOf = func(key string) (*goredis.Client, error) { return c.MasterForKey(ctx, key) }
-	case *goredis.Ring:
-		nodeOf = c.GetShardClientForKey
-	default:
-		return [][]*queuedRead{live}
-	}
-	var nodes []*goredis.Client
-	var groups [][]*queuedRead
-	for _, q := range live {
-		n, err := nodeOf(q.key)
-		i := 0
-		if err == nil {
-			if i = slices.Index(nodes, n); i < 0 {
-				i = len(nodes)
-				nodes = append(nodes, n)
-				groups = append(groups, nil)
-			}
-		} else if len(groups) == 0 {
-			nodes = append(nodes, nil)
-			groups = append(groups, nil)
-		}
-		groups[i] = append(groups[i], q)
-	}
-	return groups
-}
-
-// sendRecovered is send on a goroutine of pipeline's: if the Redis call
-// panics (in a client hook), the reads of batch not answered yet fail
-// with the panic as their error.
-func (r *reads) sendRecovered(ctx context.Context, batch []*queuedRead) {
-	err := recovered(func() error { r.send(ctx, batch); return nil })
-	if err == nil {
-		return
-	}
-	for _, q := range batch {
-		select {
-		case <-q.done:
-		default: // only this goroutine closes q.done
-			q.res = readResult{err: err}
-			close(q.done)
-		}
-	}
-}
-
-// send reads the keys of batch in one round trip, within ctx, and answers
-// them.
-func (r *reads) send(ctx context.Context, live []*queuedRead) {
 	if len(live) == 1 {
-		live[0].res = r.one(ctx, live[0].key)
+		live[0].res = r.read(ctx, live[0].key)
 		close(live[0].done)
 		return
 	}

@@ -23,9 +23,9 @@
 // Reads of Redis that miss L1 at the same time share round trips: at most
 // Options.ReadsInFlight of them are in flight at once, and a read that
 // finds none free waits for the next one to come back and goes with every
-// other read that waited, in one pipeline (on a cluster or a ring, one per
-// node, at the same time: a node that hangs holds up only the reads of its
-// keys). Under load that saves each read
+// other read that waited, in one pipeline (on a cluster or a ring, round
+// trips and queues are per node: a node that hangs holds up only the reads
+// of its keys). Under load that saves each read
 // its own system calls and connection turn (docs/benchmarks/tiered.md); a
 // read that finds a round trip free goes at once, so a lightly loaded
 // Cache sends one GET per read, without waiting.
