@@ -114,8 +114,9 @@ type Options[V any] struct {
 	// flight at once, per node of a cluster or ring (so that a node that
 	// hangs holds up only the reads of its keys). A read that finds them
 	// all busy waits for the next one to come back, and goes with the
-	// other reads that waited, in one pipeline: under load, reads share system calls and connection turns
-	// instead of queueing for them one by one (see docs/benchmarks/tiered.md).
+	// other reads that waited, in one pipeline: under load, reads share
+	// system calls and connection turns instead of queueing for them one
+	// by one (see docs/benchmarks/tiered.md).
 	// A read that finds a round trip free goes at once, alone; so does one
 	// whose context ends before Timeout would. A pipeline carries no
 	// context values of its callers (to the client's hooks, say). Default
