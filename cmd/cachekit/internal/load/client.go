@@ -142,21 +142,33 @@ func (s *stdSender) close() {}
 // rawSender is a minimal HTTP/1.1 client over one kept-alive connection:
 // it writes each request with one system call and parses the status line,
 // Content-Length, Transfer-Encoding: chunked and Connection: close. A
-// broken connection is redialled for the next request; a request that
-// fails on a reused connection before any byte of the response arrived
-// (the server closed it while idle) is sent once more on a new one, if its
-// timeout has not expired: the timeout bounds the whole request, dial and
-// retry included.
+// broken connection is redialled for the next request, and so is one idle
+// for idleCheck that its server has closed meanwhile (a peek at the socket,
+// before the request is written). A request that fails on a reused
+// connection before any byte of the response arrived is sent once more on
+// a new one, if its timeout has not expired (the timeout bounds the whole
+// request, dial and retry included), and if that cannot apply it twice: a
+// GET or HEAD, or any request whose writing failed (a server that closed
+// the connection did not read it). A PUT, POST or DELETE that was written
+// whole may have been applied, its answer lost (a server's write timeout,
+// a shutdown): it fails, as net/http's Transport has it.
 type rawSender struct {
-	addr    string // host:port to dial
-	host    string // the Host header
-	auth    string // the Authorization header, or ""
-	timeout time.Duration
-	maxKeep int // the largest body kept
-	conn    net.Conn
-	br      *bufio.Reader
-	wbuf    []byte
+	addr     string // host:port to dial
+	host     string // the Host header
+	auth     string // the Authorization header, or ""
+	timeout  time.Duration
+	maxKeep  int // the largest body kept
+	conn     net.Conn
+	br       *bufio.Reader
+	wbuf     []byte
+	lastUsed time.Time // when the last request on conn ended
 }
+
+// idleCheck is how long a connection stays unused before the next request
+// first checks that its server has not closed it: servers close idle
+// connections after seconds at the least, and the check costs a system
+// call that busy connections need not pay.
+const idleCheck = 500 * time.Millisecond
 
 var (
 	errBadResponse  = errors.New("malformed HTTP response")
@@ -175,6 +187,9 @@ func (s *rawSender) send(req *request, keep bool, dst []byte) (int, []byte, erro
 	s.wbuf = s.appendRequest(s.wbuf[:0], req)
 	deadline := time.Now().Add(s.timeout)
 	for attempt := 0; ; attempt++ {
+		if s.conn != nil && time.Since(s.lastUsed) >= idleCheck && peerClosed(s.conn) {
+			s.close()
+		}
 		reused := s.conn != nil
 		if !reused {
 			d := net.Dialer{Deadline: deadline, KeepAlive: 30 * time.Second}
@@ -189,16 +204,21 @@ func (s *rawSender) send(req *request, keep bool, dst []byte) (int, []byte, erro
 				s.br.Reset(c)
 			}
 		}
-		status, body, started, err := s.roundTrip(deadline, keep, dst)
+		status, body, written, started, err := s.roundTrip(deadline, keep, dst)
 		if err == nil {
+			s.lastUsed = time.Now()
 			return status, body, nil
 		}
 		s.close()
-		if !reused || started || attempt > 0 || !retryable(err) || !time.Now().Before(deadline) {
+		if !reused || started || attempt > 0 || !retryable(err) || !time.Now().Before(deadline) ||
+			written && !idempotent(req.method) {
 			return 0, dst, err
 		}
 	}
 }
+
+// idempotent reports whether a request of method may be sent twice.
+func idempotent(method string) bool { return method == http.MethodGet || method == http.MethodHead }
 
 func retryable(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
@@ -240,9 +260,9 @@ func (s *rawSender) appendRequest(b []byte, req *request) []byte {
 // reports whether any byte of the response arrived. With keep, the body is
 // appended to dst, up to s.maxKeep bytes; without, a 404's first
 // notFoundPeek bytes are (see sender).
-func (s *rawSender) roundTrip(deadline time.Time, keep bool, dst []byte) (status int, body []byte, started bool, err error) {
+func (s *rawSender) roundTrip(deadline time.Time, keep bool, dst []byte) (status int, body []byte, written, started bool, err error) {
 	if err := s.conn.SetDeadline(deadline); err != nil {
-		return 0, dst, false, err
+		return 0, dst, false, false, err
 	}
 	limit := len(dst) + s.maxKeep // the longest dst may grow
 	// A server may answer before it has read the whole request, and close
@@ -251,30 +271,31 @@ func (s *rawSender) roundTrip(deadline time.Time, keep bool, dst []byte) (status
 	// it tells why the request failed better than the write's error
 	// (broken pipe) does. Without an answer, the write's error stands.
 	_, werr := s.conn.Write(s.wbuf)
+	written = werr == nil
 	var line []byte
 	for {
 		line, err = s.readLine()
 		if err != nil {
 			if werr != nil && len(line) == 0 {
-				return 0, dst, false, werr
+				return 0, dst, false, false, werr
 			}
-			return 0, dst, len(line) > 0, err
+			return 0, dst, written, len(line) > 0, err
 		}
 		started = true
 		// HTTP/1.x NNN reason
 		if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-			return 0, dst, true, errBadResponse
+			return 0, dst, written, true, errBadResponse
 		}
 		status, err = strconv.Atoi(string(line[9:12]))
 		if err != nil {
-			return 0, dst, true, errBadResponse
+			return 0, dst, written, true, errBadResponse
 		}
 		closeConn := line[7] == '0' // HTTP/1.0 closes unless told otherwise
 		length, chunked := int64(-1), false
 		for {
 			h, err := s.readLine()
 			if err != nil {
-				return 0, dst, true, err
+				return 0, dst, written, true, err
 			}
 			h = bytes.TrimRight(h, "\r\n")
 			if len(h) == 0 {
@@ -282,14 +303,14 @@ func (s *rawSender) roundTrip(deadline time.Time, keep bool, dst []byte) (status
 			}
 			name, value, ok := bytes.Cut(h, []byte(":"))
 			if !ok {
-				return 0, dst, true, errBadResponse
+				return 0, dst, written, true, errBadResponse
 			}
 			value = bytes.TrimSpace(value)
 			switch {
 			case bytes.EqualFold(name, []byte("Content-Length")):
 				length, err = strconv.ParseInt(string(value), 10, 64)
 				if err != nil || length < 0 {
-					return 0, dst, true, errBadResponse
+					return 0, dst, written, true, errBadResponse
 				}
 			case bytes.EqualFold(name, []byte("Transfer-Encoding")):
 				chunked = bytes.EqualFold(value, []byte("chunked"))
@@ -322,12 +343,12 @@ func (s *rawSender) roundTrip(deadline time.Time, keep bool, dst []byte) (status
 			dst, err = s.readToEOF(mode, dst, bodyLimit)
 		}
 		if err != nil {
-			return 0, dst, true, err
+			return 0, dst, written, true, err
 		}
 		if closeConn || werr != nil {
 			s.close()
 		}
-		return status, dst, true, nil
+		return status, dst, written, true, nil
 	}
 }
 

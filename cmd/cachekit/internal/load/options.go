@@ -131,7 +131,9 @@ type Options struct {
 	RYW bool
 	// Timeout bounds each request as a whole: connecting, sending and
 	// reading the response, and with the built-in client the one retry on
-	// a new connection when a kept-alive one turns out closed. Default 10s.
+	// a new connection when a kept-alive one turns out closed (of a GET or
+	// HEAD, or of a request that could not be written: a write sent whole
+	// is never sent twice). Default 10s.
 	Timeout time.Duration
 	// Seed seeds the key and operation streams. Default 0: a seed drawn
 	// at random, reported in Report.Seed.
