@@ -2,10 +2,13 @@
 
 SHELL := /bin/bash
 GO ?= go
-GOBIN := $(shell $(GO) env GOPATH)/bin
+# Where go install puts tools: GOBIN (set in the environment or by go env
+# -w), or else the bin directory of GOPATH's first entry (GOPATH may list
+# several, separated by colons), as bench/compare.sh finds benchstat.
+TOOLBIN := $(shell d=$$($(GO) env GOBIN); [ -n "$$d" ] || { d=$$($(GO) env GOPATH); d=$${d%%:*}/bin; }; echo "$$d")
 # staticcheck 2026.2.2 is the module version v0.8.2.
 STATICCHECK_VERSION := v0.8.2
-STATICCHECK := $(GOBIN)/staticcheck
+STATICCHECK := $(TOOLBIN)/staticcheck
 # Every module of the repository (the root and nested ones such as bench/).
 MODULES := $(shell find . -name go.mod -not -path './.git/*' -printf '%h\n' | sort)
 FUZZTIME ?= 60s
@@ -62,7 +65,8 @@ unit: ## go test -race every module (tests that need redis-server fail if it can
 	@for m in $(MODULES); do echo "== go test -race $$m"; (cd $$m && CACHEKIT_REQUIRE_REDIS=1 $(GO) test -race -count=1 -timeout 30m ./...) || exit 1; done
 
 deps-check: ## The root package must import only the standard library.
-	@bad=$$($(GO) list -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' . | grep -v '^github.com/cachekit/cachekit\(/internal/.*\)\?$$' || true); \
+	@deps=$$($(GO) list -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' .) || { echo "deps-check: go list failed"; exit 1; }; \
+	bad=$$(echo "$$deps" | grep -v '^github.com/cachekit/cachekit\(/internal/.*\)\?$$' || true); \
 	if [ -n "$$bad" ]; then echo "the root package imports non-standard packages:"; echo "$$bad"; exit 1; fi; \
 	echo "== root package imports only the standard library"
 
@@ -99,5 +103,6 @@ bench-compare: ## The root package's micro-benchmarks at REV against the working
 	@test -n "$(REV)" || { echo "usage: make bench-compare REV=<git revision>"; exit 2; }
 	bench/compare.sh '$(REV)'
 
-fmt: ## gofmt every Go file.
-	gofmt -w $$(git ls-files '*.go')
+fmt: ## gofmt every Go file (tracked or not, but for those git ignores).
+	git ls-files -z --cached --others --exclude-standard -- '*.go' | \
+	  while IFS= read -r -d '' f; do [ ! -e "$$f" ] || printf '%s\0' "$$f"; done | xargs -0 -r gofmt -w
