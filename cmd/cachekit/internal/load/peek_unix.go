@@ -5,12 +5,17 @@ package load
 import (
 	"net"
 	"syscall"
+	"time"
 )
 
 // peerClosed reports whether c's peer has closed it, or sent something no
 // request asked for (c cannot be reused then either), without waiting: a
-// peek at the socket's receive queue.
+// peek at the socket's receive queue. It clears c's read deadline (the last
+// request's, which may have passed: the runtime would refuse the peek).
 func peerClosed(c net.Conn) bool {
+	if c.SetReadDeadline(time.Time{}) != nil {
+		return true
+	}
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return false
