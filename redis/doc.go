@@ -101,8 +101,8 @@
 // Every method of Cache is safe for concurrent use. A Cache runs one
 // goroutine for its subscription and Options.Writers for queued writes,
 // besides the loads of its L1 and, while reads are queued, up to
-// Options.ReadsInFlight goroutines that send them (each ends when the
-// queue is empty); Close stops them all and waits for them, and for the
+// Options.ReadsInFlight goroutines that send them (per node of a cluster
+// or ring; each ends when its queue is empty); Close stops them all and waits for them, and for the
 // Sets and Deletes in flight (each ends within Timeout), so that nothing
 // is written to Redis after Close has returned; Set and Delete then return
 // ErrClosed. The Redis client belongs to the caller: Close does not close

@@ -125,8 +125,10 @@ type Options[V any] struct {
 	// what limits it, more round trips in flight than CPUs go no faster and
 	// smaller batches cost more system calls (with 100 readers on 2 cores,
 	// 2 in flight gave 4.3 times the throughput of plain GETs, 8 in flight
-	// 2.1 times); with a distant Redis and CPUs to spare, a higher value
-	// lets more reads travel in parallel.
+	// 2.1 times, against one standalone Redis); with a distant Redis and
+	// CPUs to spare, a higher value lets more reads travel in parallel.
+	// On a cluster or ring of N nodes, up to N times as many round trips
+	// may be in flight: a lower value keeps the total near the CPUs.
 	ReadsInFlight int
 
 	// Timeout bounds every Redis call (each read, write, publish), well
