@@ -100,8 +100,8 @@ bench: ## Regenerate docs/benchmarks/*.md (~1.8 h on 2 cores); BENCH=articles,gc
 
 .PHONY: bench-compare
 bench-compare: ## The root package's micro-benchmarks at REV against the working tree, with benchstat (COUNT=10, BENCHFILTER=.).
-	@test -n "$(REV)" || { echo "usage: make bench-compare REV=<git revision>"; exit 2; }
-	bench/compare.sh '$(REV)'
+	@test -n "$$REV" || { echo "usage: make bench-compare REV=<git revision>"; exit 2; }
+	bench/compare.sh "$$REV"
 
 fmt: ## gofmt every Go file (tracked or not, but for those git ignores).
 	git ls-files -z --cached --others --exclude-standard -- '*.go' | \

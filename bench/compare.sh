@@ -37,7 +37,11 @@ cleanup() {
 	git -C "$root" worktree prune >/dev/null 2>&1 || true
 	rm -rf "$tmp"
 }
-trap cleanup EXIT INT TERM
+# A signal ends the script (once the step running has ended), and the
+# exit runs the cleanup.
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 git -C "$root" worktree add --quiet --detach "$tmp/old" "$rev"
 echo "== building the benchmarks at $rev and in the working tree"
 (cd "$tmp/old" && GOWORK=off go test -c -o "$tmp/old.test" .)
