@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -109,24 +110,32 @@ func partWaitSubscribers(t *testing.T, redisAddr string, n int64) {
 
 // partProxy forwards TCP connections to a backend until partitioned is
 // set; from then on it drops every byte both ways (and forwards nothing
-// for new connections) without closing anything: a network partition, or
-// a middlebox that dropped an idle connection silently.
+// for new connections) without closing anything: a network partition, a
+// middlebox that dropped an idle connection silently, or a backend that
+// stopped answering. Given a marker, it closes sent once it has dropped
+// bytes on their way to the backend that hold it (a call for that key was
+// on the wire).
 type partProxy struct {
 	ln          net.Listener
 	backend     string
 	partitioned atomic.Bool
+	marker      []byte
+	sent        chan struct{}
+	once        sync.Once
 	mu          sync.Mutex
 	conns       []net.Conn
 	wg          sync.WaitGroup
 }
 
-func partStartProxy(t *testing.T, backend string) *partProxy {
+// partStartProxy starts a proxy to backend; marker may be "" (sent is then
+// never closed).
+func partStartProxy(t *testing.T, backend, marker string) *partProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &partProxy{ln: ln, backend: backend}
+	p := &partProxy{ln: ln, backend: backend, marker: []byte(marker), sent: make(chan struct{})}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -144,8 +153,8 @@ func partStartProxy(t *testing.T, backend string) *partProxy {
 			p.conns = append(p.conns, c, b)
 			p.mu.Unlock()
 			p.wg.Add(2)
-			go p.pipe(c, b)
-			go p.pipe(b, c)
+			go p.pipe(b, c, true)
+			go p.pipe(c, b, false)
 		}
 	}()
 	t.Cleanup(func() {
@@ -160,14 +169,18 @@ func partStartProxy(t *testing.T, backend string) *partProxy {
 	return p
 }
 
-func (p *partProxy) pipe(dst, src net.Conn) {
+func (p *partProxy) pipe(dst, src net.Conn, toBackend bool) {
 	defer p.wg.Done()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
-		if n > 0 && !p.partitioned.Load() {
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
+		if n > 0 {
+			if !p.partitioned.Load() {
+				if _, werr := dst.Write(buf[:n]); werr != nil {
+					return
+				}
+			} else if toBackend && len(p.marker) > 0 && bytes.Contains(buf[:n], p.marker) {
+				p.once.Do(func() { close(p.sent) })
 			}
 		}
 		if err != nil {
@@ -188,7 +201,7 @@ func (p *partProxy) pipe(dst, src net.Conn) {
 func TestServePartitionedInstanceStaleness(t *testing.T) {
 	checkLeaks(t)
 	redisAddr := startRedis(t)
-	proxy := partStartProxy(t, redisAddr)
+	proxy := partStartProxy(t, redisAddr, "")
 	// A's Redis calls get a generous deadline: its writes must reach Redis
 	// on a loaded machine too, where the default 100ms is sometimes too
 	// short. B keeps the default, which its HealthCheck and ping follow.

@@ -1,92 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"io"
-	"net"
 	"net/http"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
-
-// hangProxy forwards TCP connections to a Redis until hang is set; from
-// then on it forwards nothing to Redis (a Redis that stopped answering:
-// SIGSTOP, a partition) and closes sent once it has swallowed bytes that
-// hold marker: a call for that key is on the wire.
-type hangProxy struct {
-	ln      net.Listener
-	backend string
-	marker  []byte
-	hang    atomic.Bool
-	sent    chan struct{}
-	once    sync.Once
-	mu      sync.Mutex
-	conns   []net.Conn
-	wg      sync.WaitGroup
-}
-
-func startHangProxy(t *testing.T, backend, marker string) *hangProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &hangProxy{ln: ln, backend: backend, marker: []byte(marker), sent: make(chan struct{})}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b, err := net.Dial("tcp", backend)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, b)
-			p.mu.Unlock()
-			p.wg.Add(2)
-			go p.pipe(b, c, true)
-			go p.pipe(c, b, false)
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		p.mu.Lock()
-		for _, c := range p.conns {
-			c.Close()
-		}
-		p.mu.Unlock()
-		p.wg.Wait()
-	})
-	return p
-}
-
-func (p *hangProxy) pipe(dst, src net.Conn, toRedis bool) {
-	defer p.wg.Done()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			if !p.hang.Load() {
-				if _, werr := dst.Write(buf[:n]); werr != nil {
-					return
-				}
-			} else if toRedis && bytes.Contains(buf[:n], p.marker) {
-				p.once.Do(func() { close(p.sent) })
-			}
-		}
-		if err != nil {
-			dst.Close()
-			return
-		}
-	}
-}
 
 // TestShutdownTimeoutBoundsRedisCalls: with a Redis that stopped
 // answering, serve exited only after --redis-timeout (8s here), not within
@@ -97,7 +16,7 @@ func (p *hangProxy) pipe(dst, src net.Conn, toRedis bool) {
 func TestShutdownTimeoutBoundsRedisCalls(t *testing.T) {
 	checkLeaks(t)
 	redisAddr := startRedis(t)
-	proxy := startHangProxy(t, redisAddr, "hung-key")
+	proxy := partStartProxy(t, redisAddr, "hung-key")
 	in := partServe(t, proxy.ln.Addr().String(), "--redis-timeout", "8s", "--shutdown-timeout", "200ms")
 	partWaitSubscribers(t, redisAddr, 1)
 	// A write while Redis answers leaves a pooled connection, which the
@@ -108,7 +27,7 @@ func TestShutdownTimeoutBoundsRedisCalls(t *testing.T) {
 	if m := partMetrics(t, in); m["cachekit_tier_errors_total"] != 0 {
 		t.Fatalf("the PUT did not reach Redis: %v", m)
 	}
-	proxy.hang.Store(true) // Redis stops answering
+	proxy.partitioned.Store(true) // Redis stops answering
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	got := make(chan error, 1)
 	go func() {
