@@ -117,17 +117,6 @@ func (r *reads) forget(node *goredis.Client, n *nodeReads) {
 	}
 }
 
-// queued returns how many reads wait for a round trip, on every node.
-func (r *reads) queued() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	q := len(r.one.queue)
-	for _, n := range r.nodes {
-		q += len(n.queue)
-	}
-	return q
-}
-
 // get reads key (with its PTTL if exact). cctx is the context of the call
 // (callContext), ctx the caller's. A read goes at once if a round trip is
 // free, if coalescing is off, or if ctx ends before the read's Timeout

@@ -72,7 +72,16 @@ func (g *gate) seen() [][]string {
 }
 
 // queuedReads returns how many reads wait for a round trip.
-func queuedReads[V any](c *Cache[V]) int { return c.reads.queued() }
+func queuedReads[V any](c *Cache[V]) int {
+	r := c.reads
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := len(r.one.queue)
+	for _, n := range r.nodes {
+		q += len(n.queue)
+	}
+	return q
+}
 
 // getAsync runs c.Get(ctx, key) on a goroutine; the result arrives on the
 // channel.

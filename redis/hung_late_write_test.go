@@ -12,43 +12,19 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// pidOf returns the process id of srv (INFO server), to stop and resume
-// it with signals.
-func pidOf(t *testing.T, srv *redistest.Server) int {
-	t.Helper()
-	admin := srv.Client()
-	defer admin.Close()
-	info, err := admin.Info(context.Background(), "server").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
-			pid, err := strconv.Atoi(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return pid
-		}
-	}
-	t.Fatal("no process_id in INFO server")
-	return 0
-}
-
 // stopProcess stops srv (SIGSTOP: it hangs, its sockets still accept bytes)
 // and returns a function that resumes it (SIGCONT), which also runs at the
 // end of the test.
 func stopProcess(t *testing.T, srv *redistest.Server) (resume func()) {
 	t.Helper()
-	pid := pidOf(t, srv)
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+	if err := srv.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
 	resumed := false
 	resume = func() {
 		if !resumed {
 			resumed = true
-			_ = syscall.Kill(pid, syscall.SIGCONT)
+			_ = srv.Signal(syscall.SIGCONT)
 		}
 	}
 	t.Cleanup(resume)

@@ -185,6 +185,18 @@ func (s *Server) Kill() {
 	<-exited
 }
 
+// Signal sends sig to the server's process (SIGSTOP and SIGCONT make it
+// hang and resume); a server not running is an error.
+func (s *Server) Signal(sig os.Signal) error {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd == nil {
+		return errors.New("redistest: the server is not running")
+	}
+	return cmd.Process.Signal(sig)
+}
+
 // Restart starts the server again on the same port (after Kill), with an
 // empty dataset.
 func (s *Server) Restart() error {
