@@ -484,7 +484,12 @@ func (c *Cache[V]) read(ctx context.Context, key string) (entry, time.Duration, 
 	switch {
 	case c.exactTTL && res.pttl == -1: // no expiry
 	case c.exactTTL:
-		ttl = max(res.pttl, 0) // -2: gone since the GET
+		// PTTL is what remained when Redis ran the command, some time
+		// after start: counted from end, less the whole read's time, the
+		// copy cannot outlive the entry in Redis (a reply that took its
+		// time would otherwise lend it up to Timeout more). -2: gone
+		// since the GET.
+		ttl = max(res.pttl-end.Sub(start), 0)
 	case e.exp > 0:
 		ttl = max(time.UnixMilli(e.exp).Sub(end), 0)
 	}
