@@ -436,9 +436,16 @@ func (t *ByteTier) Set(ctx context.Context, key, value []byte, ttl time.Duration
 	return err
 }
 
-// Delete removes key, reporting whether Redis held it, and publishes its
-// invalidation (whether or not it was there), in one round trip; like
-// Set, it waits for Redis's answer once sent. After Close, Delete returns ErrClosed; Close waits for the Deletes in flight.
+// Delete removes key's value, reporting whether Redis held one, and
+// publishes its invalidation (whether or not it was there), in one round
+// trip; like Set, it waits for Redis's answer once sent. In the value's
+// place Redis keeps, for twice Timeout, a tombstone (which Get reads as a
+// miss) marked with this call, so that the answer survives the client
+// resending the call (go-redis resends a pipeline whose reply it lost,
+// up to its MaxRetries; a plain DEL sent twice would find nothing the
+// second time and answer false). A key that holds a tombstone already holds no value:
+// Delete reports false and leaves it. After Close, Delete returns
+// ErrClosed; Close waits for the Deletes in flight.
 // A nil ctx is an error: Delete returns false and one at once, without
 // calling Redis or passing the breaker.
 func (t *ByteTier) Delete(ctx context.Context, key []byte) (bool, error) {
@@ -453,13 +460,39 @@ func (t *ByteTier) Delete(ctx context.Context, key []byte) (bool, error) {
 		return false, fmt.Errorf("redis: deleting %.64q: %w", key, err)
 	}
 	skey := string(key)
-	var del *goredis.IntCmd
+	tomb := newEnvelope(kindTomb, mrand.Uint64(), 0, 0, 0)
+	keep := max(2*t.timeout, time.Millisecond).Milliseconds()
+	var del *goredis.Cmd
 	_, err := t.writeAndPublish(ctx, skey, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {
-		del = p.Del(ctx, t.prefix+skey)
+		del = p.Eval(ctx, deleteScript, []string{t.prefix + skey}, tomb, keep)
 		return del
 	})
-	return del != nil && del.Err() == nil && del.Val() > 0, err
+	if del == nil || del.Err() != nil {
+		return false, err
+	}
+	n, _ := del.Int64()
+	return n == 1, err
 }
+
+// deleteScript replaces the value of KEYS[1] with the tombstone ARGV[1],
+// to expire ARGV[2] milliseconds later, and returns 1; it returns 0 if
+// there is no key, or if the key holds a tombstone already, which it
+// leaves, unless that tombstone is ARGV[1] itself (same write id), left by
+// an earlier attempt of the same call, whose answer it then repeats (1).
+// A key of another type than string is a value to delete (1).
+const deleteScript = `
+local t = redis.call('TYPE', KEYS[1])['ok']
+if t == 'none' then return 0 end
+if t == 'string' then
+  local cur = redis.call('GET', KEYS[1])
+  if #cur >= 28 and string.sub(cur, 1, 4) == 'ck\1t' then
+    if string.sub(cur, 5, 12) == string.sub(ARGV[1], 5, 12) then return 1 end
+    return 0
+  end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`
 
 // Stats returns the tier's counters: the L2 fields count its Redis calls
 // (L2Hits, L2Misses, L2Incompatible and L2Errors its Gets, L2Writes and
