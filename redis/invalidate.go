@@ -77,7 +77,7 @@ func (c *core) subscribeLoop() {
 		if err := recovered(func() error { confirmed, failed = c.subscription(); return nil }); err != nil {
 			// A client hook (or a handler) panicked: the subscription is
 			// closed (subscription's defer ran); it is tried again below.
-			c.logs.log(c.log, "subscription", "redis: the invalidation subscription panicked",
+			c.logs.log(c.log, "subscription panic", "redis: the invalidation subscription panicked",
 				"err", err, "stack", string(err.(*clientPanic).stack))
 		}
 		if c.life.Err() != nil {

@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -119,7 +120,11 @@ func TestSubscriptionSurvivesHandlerPanic(t *testing.T) {
 	checkLeaks(t)
 	client := standaloneClient(t)
 	writer, _ := newByteTier(t, client, nil)
-	bt, _ := newByteTier(t, client, func(o *ByteTierOptions) { o.ResubscribeDelay = MinPeriod })
+	lines := &lineCounter{}
+	bt, _ := newByteTier(t, client, func(o *ByteTierOptions) {
+		o.ResubscribeDelay = MinPeriod
+		o.Logger = slog.New(slog.NewTextHandler(lines, nil))
+	})
 	var calls, flushes atomic.Int64
 	bt.SetHandlers(Handlers{
 		Invalidate: func([]byte) {
@@ -138,6 +143,11 @@ func TestSubscriptionSurvivesHandlerPanic(t *testing.T) {
 		st := bt.Stats()
 		return st.SubscriptionLosses == 1 && st.Subscriptions == 2 && st.Subscribed
 	})
+	// Both logged: the panic and the loss it caused (they shared a
+	// rate-limit bucket, and the loss, right after, went unlogged).
+	for _, msg := range []string{"subscription panicked", "subscription lost"} {
+		eventually(t, 10*time.Second, "a log line saying "+msg, func() bool { return lines.count(msg) == 1 })
+	}
 	if err := writer.Set(context.Background(), []byte("k"), []byte("v2"), time.Minute); err != nil {
 		t.Fatal(err)
 	}
