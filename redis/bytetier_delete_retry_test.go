@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cachekit/cachekit/redis/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -170,4 +171,26 @@ func TestByteTierDeleteTombstone(t *testing.T) {
 			t.Errorf("L2Incompatible = %d; want 0 (a tombstone is a miss)", st.L2Incompatible)
 		}
 	})
+}
+
+// On a Ring, Delete's script goes to the shard of its key, where the value
+// is: keys on both shards are found and deleted.
+func TestByteTierDeleteOnRing(t *testing.T) {
+	checkLeaks(t)
+	ctx := context.Background()
+	srvA, srvB := private(t), private(t)
+	ring := stableRing(t, srvA, srvB)
+	bt, _ := newByteTier(t, ring, nil)
+	for _, srv := range []*redistest.Server{srvA, srvB} {
+		k, _ := keyOnShard(t, ring, bt.prefix, srv, 0)
+		if err := bt.Set(ctx, []byte(k), []byte("v"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if found, err := bt.Delete(ctx, []byte(k)); !found || err != nil {
+			t.Errorf("Delete of %s (on %s) = %v, %v; want true, nil", k, srv.Addr(), found, err)
+		}
+		if _, _, hit, err := bt.Get(ctx, nil, []byte(k)); hit || err != nil {
+			t.Errorf("Get of %s after Delete = hit %v, %v; want a miss", k, hit, err)
+		}
+	}
 }
