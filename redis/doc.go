@@ -91,7 +91,8 @@
 // stores opaque byte values for programs that keep their own in-memory
 // copies, such as the cachekit service (it implements service.Tier). Its
 // Set and Delete publish invalidations on the same kind of channel, which
-// other instances' ByteTiers pass to Handlers.Invalidate; a lost
+// other instances' ByteTiers pass to Handlers.Invalidate (its Delete, too,
+// leaves a tombstone, for twice Timeout only: see ByteTier.Delete); a lost
 // subscription is reported to Handlers.Lost and Handlers.Flush as a
 // Cache handles it (see Handlers), and its calls have the same deadline
 // and circuit breaker.
