@@ -36,7 +36,7 @@ func (g *gate) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 
 func (g *gate) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if cmd.Name() == "get" {
+		if cmdName(cmd) == "get" {
 			g.gets.Add(1)
 			if fmt.Sprint(cmd.Args()[1]) == g.key {
 				g.once.Do(func() { close(g.entered) })
@@ -51,7 +51,7 @@ func (g *gate) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.Pro
 	return func(ctx context.Context, cmds []goredis.Cmder) error {
 		var keys []string
 		for _, c := range cmds {
-			if c.Name() == "get" {
+			if cmdName(c) == "get" {
 				keys = append(keys, fmt.Sprint(c.Args()[1]))
 			}
 		}

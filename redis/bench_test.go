@@ -154,7 +154,7 @@ func (memGets) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 func (m memGets) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
 		sc, ok := cmd.(*goredis.StringCmd)
-		if !ok || cmd.Name() != "get" {
+		if !ok || cmdName(cmd) != "get" {
 			return next(ctx, cmd)
 		}
 		if v, ok := m[cmd.Args()[1].(string)]; ok {

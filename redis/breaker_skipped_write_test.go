@@ -21,7 +21,7 @@ type evalHold struct {
 func (h *evalHold) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 func (h *evalHold) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if cmd.Name() == "evalsha" {
+		if cmdName(cmd) == "evalsha" {
 			first := false
 			h.once.Do(func() { first = true })
 			if first {

@@ -403,9 +403,11 @@ func (t *ByteTier) detachedGet(ctx, cctx context.Context, rkey string) (string, 
 // may keep their old copies. Once its write is sent, Set waits for
 // Redis's answer even if ctx is cancelled (a deadline of ctx still ends
 // it), so that it reports what became of the write; a Redis that hangs
-// holds it for at most Timeout. After Close, Set returns ErrClosed; Close
-// waits for the Sets in flight. A nil ctx is an error: Set returns one at
-// once, without calling Redis or passing the breaker.
+// holds it for at most Timeout; a write that reaches Redis after its
+// deadline does nothing (see the package doc, Writes and invalidation).
+// After Close, Set returns ErrClosed; Close waits for the Sets in flight.
+// A nil ctx is an error: Set returns one at once, without calling Redis or
+// passing the breaker.
 func (t *ByteTier) Set(ctx context.Context, key, value []byte, ttl time.Duration) error {
 	if ctx == nil {
 		return errNilContext
@@ -427,11 +429,11 @@ func (t *ByteTier) Set(ctx context.Context, key, value []byte, ttl time.Duration
 	env := newEnvelope(kindValue, mrand.Uint64(), t.fp, exp, len(value))
 	env = append(env, value...)
 	skey := string(key)
-	_, err := t.writeAndPublish(ctx, skey, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {
+	_, err := t.writeAndPublish(ctx, skey, func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd {
 		if exp == 0 {
-			return p.Set(ctx, t.prefix+skey, env, 0)
+			return runWrite(ctx, p, whole, t.prefix+skey, env, "", 0, latest)
 		}
-		return p.Do(ctx, "set", t.prefix+skey, env, "pxat", exp)
+		return runWrite(ctx, p, whole, t.prefix+skey, env, "pxat", exp, latest)
 	})
 	return err
 }
@@ -462,37 +464,39 @@ func (t *ByteTier) Delete(ctx context.Context, key []byte) (bool, error) {
 	skey := string(key)
 	tomb := newEnvelope(kindTomb, mrand.Uint64(), 0, 0, 0)
 	keep := max(2*t.timeout, time.Millisecond).Milliseconds()
-	var del *goredis.Cmd
-	_, err := t.writeAndPublish(ctx, skey, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {
-		del = p.Eval(ctx, deleteScript, []string{t.prefix + skey}, tomb, keep)
-		return del
+	found, err := t.writeAndPublish(ctx, skey, func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd {
+		return runScript(ctx, p, deleteLua, whole, t.prefix+skey, tomb, keep, latest)
 	})
-	if del == nil || del.Err() != nil {
-		return false, err
-	}
-	n, _ := del.Int64()
-	return n == 1, err
+	return found == 1, err
 }
 
 // deleteScript replaces the value of KEYS[1] with the tombstone ARGV[1],
-// to expire ARGV[2] milliseconds later, and returns 1; it returns 0 if
+// to expire ARGV[2] milliseconds later, and answers 1; it answers 0 if
 // there is no key, or if the key holds a tombstone already, which it
 // leaves, unless that tombstone is ARGV[1] itself (same write id), left by
 // an earlier attempt of the same call, whose answer it then repeats (1).
-// A key of another type than string is a value to delete (1).
+// A key of another type than string is a value to delete (1). Like
+// writeScript, it does nothing once the server's clock is past ARGV[3]
+// (-1), and returns {answer, the server's time}.
 const deleteScript = `
-local t = redis.call('TYPE', KEYS[1])['ok']
-if t == 'none' then return 0 end
-if t == 'string' then
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local latest = tonumber(ARGV[3])
+if latest > 0 and now > latest then return {-1, now} end
+local ty = redis.call('TYPE', KEYS[1])['ok']
+if ty == 'none' then return {0, now} end
+if ty == 'string' then
   local cur = redis.call('GET', KEYS[1])
   if #cur >= 28 and string.sub(cur, 1, 4) == 'ck\1t' then
-    if string.sub(cur, 5, 12) == string.sub(ARGV[1], 5, 12) then return 1 end
-    return 0
+    if string.sub(cur, 5, 12) == string.sub(ARGV[1], 5, 12) then return {1, now} end
+    return {0, now}
   end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1
+return {1, now}
 `
+
+var deleteLua = goredis.NewScript(deleteScript)
 
 // Stats returns the tier's counters: the L2 fields count its Redis calls
 // (L2Hits, L2Misses, L2Incompatible and L2Errors its Gets, L2Writes and

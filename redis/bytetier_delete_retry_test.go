@@ -93,7 +93,7 @@ func (c *cutConn) Read(p []byte) (int, error) {
 func TestByteTierDeleteAnswerSurvivesRetry(t *testing.T) {
 	checkLeaks(t)
 	srv := standalone(t)
-	cut := newReplyCutter("del", "eval")
+	cut := newReplyCutter("del", "eval", "evalsha")
 	o := ClientDefaults(&goredis.UniversalOptions{Addrs: []string{srv.Addr()}}).Simple()
 	o.Dialer = cut.dial
 	cl := goredis.NewClient(o)

@@ -536,7 +536,7 @@ func (h *holdGetReply) ProcessPipelineHook(next goredis.ProcessPipelineHook) gor
 func (h *holdGetReply) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
 		err := next(ctx, cmd)
-		if cmd.Name() == "get" && h.armed.Swap(false) {
+		if cmdName(cmd) == "get" && h.armed.Swap(false) {
 			close(h.entered)
 			<-h.release
 		}

@@ -71,7 +71,7 @@ type getHold struct {
 func (h *getHold) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 func (h *getHold) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if cmd.Name() == "get" && h.held.CompareAndSwap(false, true) {
+		if cmdName(cmd) == "get" && h.held.CompareAndSwap(false, true) {
 			close(h.entered)
 			<-h.release
 		}

@@ -286,14 +286,14 @@ func (c *Cache[V]) Delete(ctx context.Context, key string) error {
 	}
 	return c.change(ctx, key, func() { c.l1.Delete(key) }, func() error {
 		env := newEnvelope(kindTomb, mrand.Uint64(), 0, expiresAt(c.tombstoneTTL), 0)
-		_, err := c.core.writeAndPublish(ctx, key, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {
+		_, err := c.core.writeAndPublish(ctx, key, func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd {
 			// A relative expiry: the tombstone must outlive the loads it
 			// stops by TombstoneTTL of the server's time, whatever this
 			// machine's clock says (a PXAT from a clock running behind the
 			// server's by more than TombstoneTTL would delete the key at once).
 			// Rounded up: at least TombstoneTTL, and never PX 0 (which
 			// Redis refuses) for a TombstoneTTL under a millisecond.
-			return p.Do(ctx, "set", c.prefix+key, env, "px", ceilMilliseconds(c.tombstoneTTL))
+			return runWrite(ctx, p, whole, c.prefix+key, env, "px", ceilMilliseconds(c.tombstoneTTL), latest)
 		})
 		return err
 	})
@@ -379,14 +379,14 @@ func expiresAt(ttl time.Duration) int64 {
 // writeAndPublish writes env to key's Redis entry (to expire at the time
 // the envelope holds) and publishes key's invalidation, in one round trip.
 func (c *Cache[V]) writeAndPublish(ctx context.Context, key string, env []byte) error {
-	_, err := c.core.writeAndPublish(ctx, key, func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder {
+	_, err := c.core.writeAndPublish(ctx, key, func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd {
 		// PXAT by hand: go-redis's SetArgs.ExpireAt sends EXAT, in whole
 		// seconds, which would drop the entry up to 999 ms before the
 		// expiry its envelope carries.
 		if exp := expiry(env); exp != 0 {
-			return p.Do(ctx, "set", c.prefix+key, env, "pxat", exp)
+			return runWrite(ctx, p, whole, c.prefix+key, env, "pxat", exp, latest)
 		}
-		return p.Set(ctx, c.prefix+key, env, 0)
+		return runWrite(ctx, p, whole, c.prefix+key, env, "", 0, latest)
 	})
 	return err
 }

@@ -140,7 +140,7 @@ func TestByteTierGetReturnsOnCancelWhileRedisHangs(t *testing.T) {
 // cancellation.
 func TestSetWaitsForAnswerWhenCancelled(t *testing.T) {
 	checkLeaks(t)
-	c, wire := heldCache(t, "set", 300*time.Millisecond)
+	c, wire := heldCache(t, "eval", 300*time.Millisecond) // the write's script, sent whole the first time
 	err := cancelWhenSent(t, wire, func(ctx context.Context) error { return c.Set(ctx, "k", "v2") })
 	if err == nil || errors.Is(err, context.Canceled) {
 		t.Fatalf("Set cancelled while Redis hangs: %v; want the write's timeout", err)

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"testing"
 
@@ -24,7 +23,7 @@ func (h *cancelAfterWrite) ProcessPipelineHook(next goredis.ProcessPipelineHook)
 	return func(ctx context.Context, cmds []goredis.Cmder) error {
 		err := next(ctx, cmds)
 		for _, c := range cmds {
-			if args := c.Args(); c.Name() == "set" && len(args) > 1 && fmt.Sprint(args[1]) == h.key && c.Err() == nil {
+			if cmdName(c) == "set" && cmdKey(c) == h.key && c.Err() == nil {
 				if cancel := h.cancel.Swap(nil); cancel != nil {
 					(*cancel)()
 				}

@@ -38,7 +38,9 @@ type core struct {
 	healthCheck, resubscribeDelay time.Duration
 
 	brk       *breaker
-	deadlines *deadlines // of calls from contexts that are never cancelled (callContext)
+	deadlines *deadlines   // of calls from contexts that are never cancelled (callContext)
+	server    *serverClock // the offset of the server's clock, for writes' latest times
+	scripted  atomic.Bool  // a write's script has run: later writes send it by its hash
 	log       *slog.Logger
 	logs      logLimiter
 	st        counters
@@ -104,6 +106,7 @@ func (c *core) init(s coreSettings) {
 	c.timeout = s.timeout
 	c.maxBulk = s.maxBulkLen
 	c.deadlines = newDeadlines(s.timeout)
+	c.server = newServerClock()
 	c.degradedTTL = s.degradedTTL
 	c.healthCheck = s.healthCheck
 	c.resubscribeDelay = s.resubscribeDelay
@@ -214,10 +217,15 @@ func (c *core) steadySince(up bool, confirms uint64) bool {
 // ID returns the instance id that the invalidations carry.
 func (c *core) ID() string { return c.id }
 
-// writeAndPublish runs write (a command that changes key's Redis entry,
-// added to the pipeline it is given) and then publishes key's invalidation,
-// within Timeout and behind the breaker. It returns the write's command,
-// for its result.
+// writeAndPublish runs write (a script that changes key's Redis entry,
+// added to the pipeline it is given, that does nothing once the server's
+// clock is past latest, and returns {code, the server's time}: see
+// writeScript) and then publishes key's invalidation, within Timeout and
+// behind the breaker. It returns the script's code. write is given the
+// latest time (0: no bound) and whether to send the script whole (EVAL)
+// rather than by its hash (EVALSHA, the first try: a server that does not
+// know the script yet refuses it without running it, and the script is
+// then sent whole).
 //
 // The invalidation must not overtake the write: an instance that drops
 // its copy on the message and reads Redis at once must find the new value.
@@ -234,14 +242,15 @@ func (c *core) ID() string { return c.id }
 // because ctx ended first (the caller gave up: no failure of Redis). An
 // invalidation is counted in Stats.InvalidationsSent when Redis accepted
 // its publication, whether or not the write succeeded.
-func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx context.Context, p goredis.Pipeliner) goredis.Cmder) (goredis.Cmder, error) {
+func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd) (int64, error) {
 	tk, ok := c.brk.allow()
 	if !ok {
 		c.st.l2Skipped.Add(1)
-		return nil, ErrUnavailable
+		return 0, ErrUnavailable
 	}
 	cctx, cancel := c.callContext(ctx, time.Now())
 	defer cancel()
+	deadline, bounded := cctx.Deadline()
 	msg := c.message(key)
 	publish := func(ctx context.Context, p goredis.Cmdable) *goredis.IntCmd {
 		if c.sharded {
@@ -249,28 +258,79 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 		}
 		return p.Publish(ctx, c.channel, msg)
 	}
-	var w goredis.Cmder
+	var w *goredis.Cmd
 	var pub *goredis.IntCmd
+	var code int64
 	c.call(ctx, tk, true, func() error {
-		pipe := c.client.Pipeline()
-		w = write(cctx, pipe)
 		_, oneConn := c.client.(*goredis.Client)
-		if oneConn {
-			pub = publish(cctx, pipe)
+		whole, moved := !c.scripted.Load(), false
+		for {
+			sent := time.Now()
+			latest, settle := c.server.latest(deadline, bounded)
+			pipe := c.client.Pipeline()
+			w = write(cctx, pipe, latest, whole)
+			pub = nil
+			if oneConn {
+				pub = publish(cctx, pipe)
+			}
+			_, _ = pipe.Exec(cctx)
+			if pub != nil && pub.Err() == nil {
+				c.st.sent.Add(1) // each time: the call may be sent again
+			}
+			if err := w.Err(); err != nil && !whole && strings.HasPrefix(err.Error(), "NOSCRIPT") {
+				// Nothing ran (a server restarted, or a node that had
+				// never run it): again, whole. Its invalidation, if
+				// sent, is sent again after it.
+				whole = true
+				continue
+			}
+			if err := w.Err(); err != nil {
+				if !isServerReply(err) && latest != 0 {
+					// Its fate unknown (a timeout, a connection lost): it
+					// may still be on its way, and apply until latest.
+					// Wait until it no longer can, so that the key's next
+					// write, sent after this one returns, cannot be
+					// overtaken by it.
+					time.Sleep(time.Until(settle))
+				}
+				break
+			}
+			c.scripted.Store(true)
+			var server int64
+			var err error
+			if code, server, err = scriptAnswer(w); err != nil {
+				w.SetErr(err)
+				break
+			}
+			if code == writeTooLate && !moved && time.Now().Before(deadline) {
+				// Refused as late, but answered in time: the server's
+				// clock has moved forward since the estimate. Again,
+				// with this answer's.
+				moved = true
+				c.server.reset(sent, server)
+				continue
+			}
+			c.server.observe(sent, server)
+			if code == writeTooLate {
+				w.SetErr(errTooLate)
+			}
+			break
 		}
-		_, _ = pipe.Exec(cctx)
 		if !oneConn && w.Err() == nil {
 			// The write has landed: publish even if the caller has gone
 			// since (go-redis would not start the call, and the other
 			// instances' L1 would keep the old value, with nothing to
 			// flush it), within the call's deadline.
 			pctx := cctx
-			if d, ok := cctx.Deadline(); ok && ctx.Done() != nil {
+			if bounded && ctx.Done() != nil {
 				var pcancel context.CancelFunc
-				pctx, pcancel = context.WithDeadline(context.WithoutCancel(ctx), d)
+				pctx, pcancel = context.WithDeadline(context.WithoutCancel(ctx), deadline)
 				defer pcancel()
 			}
 			pub = publish(pctx, c.client)
+			if pub.Err() == nil {
+				c.st.sent.Add(1)
+			}
 		}
 		if err := w.Err(); err != nil || pub == nil {
 			return err
@@ -283,9 +343,6 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 		// stored the write: the error is the caller's, not the breaker's.
 		return nil
 	})
-	if pub != nil && pub.Err() == nil {
-		c.st.sent.Add(1)
-	}
 	if err := w.Err(); err != nil {
 		if pastDeadline(ctx) {
 			// Not a mere cancellation: a write on the wire waits for
@@ -295,16 +352,36 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 		if !callerEnded(ctx, w.Err()) {
 			c.st.l2WriteErrors.Add(1)
 		}
-		return w, fmt.Errorf("redis: writing %q: %w", key, err)
+		return 0, fmt.Errorf("redis: writing %q: %w", key, err)
 	}
 	c.st.l2Writes.Add(1)
 	if err := pub.Err(); err != nil {
 		if pastDeadline(ctx) {
 			err = callerErr(ctx, err) // as for the write
 		}
-		return w, fmt.Errorf("redis: publishing the invalidation of %q: %w", key, err)
+		return code, fmt.Errorf("redis: publishing the invalidation of %q: %w", key, err)
 	}
-	return w, nil
+	return code, nil
+}
+
+// errTooLate is the error of a write that Redis ran after the server's
+// clock had passed the write's latest time: it did nothing.
+var errTooLate = errors.New("run after its deadline by the server's clock: not applied")
+
+// scriptAnswer reads the {code, server time} answer of a write's script.
+func scriptAnswer(w *goredis.Cmd) (code, server int64, err error) {
+	vals, err := w.Slice()
+	if err == nil && len(vals) == 2 {
+		c, ok1 := vals[0].(int64)
+		s, ok2 := vals[1].(int64)
+		if ok1 && ok2 {
+			return c, s, nil
+		}
+	}
+	if err == nil {
+		err = fmt.Errorf("unexpected answer %v from a write's script", vals)
+	}
+	return 0, 0, err
 }
 
 // call runs f, a Redis call that the breaker admitted with tk, a write if

@@ -48,6 +48,13 @@
 // Delete of the key is on its way (after L1 lost the key: a flush, an
 // eviction, an invalidation) is dropped from L1 when the write returns.
 // An instance's Sets and Deletes of one key run one at a time, in order.
+// Every write is a Lua script that does nothing if it reaches Redis after
+// its deadline (Timeout, or ctx's) by the server's clock, estimated from
+// the answers of earlier writes: a write whose caller has given up (its
+// bytes held by a Redis that hung, or a lost packet sent again) never
+// lands later over a newer write of the key. A write whose fate is unknown
+// (a timeout) returns once it can no longer land (a few milliseconds after
+// its deadline). The client's user must be allowed EVAL and EVALSHA.
 // A tombstone lasts TombstoneTTL of the server's time; a value expires at
 // the absolute time its writer's clock gave it (every instance then sees
 // the same remaining TTL), so the instances' clocks should agree to well

@@ -25,7 +25,7 @@ func (h *slowPTTLReply) ProcessPipelineHook(next goredis.ProcessPipelineHook) go
 	return func(ctx context.Context, cmds []goredis.Cmder) error {
 		err := next(ctx, cmds)
 		for _, c := range cmds {
-			if c.Name() != "pttl" {
+			if cmdName(c) != "pttl" {
 				continue
 			}
 			select {

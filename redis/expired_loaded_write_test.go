@@ -20,7 +20,7 @@ type holdCAS struct {
 func (h *holdCAS) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 func (h *holdCAS) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if n := cmd.Name(); n == "evalsha" || n == "eval" {
+		if n := cmdName(cmd); n == "evalsha" || n == "eval" {
 			args := cmd.Args()
 			// ARGV[3], the expiry (ARGV[4] is the latest time the
 			// write may apply).

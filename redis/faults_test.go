@@ -251,7 +251,7 @@ type replyHook struct{ reply replyErr }
 func (h replyHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 func (h replyHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if cmd.Name() == "get" {
+		if cmdName(cmd) == "get" {
 			cmd.SetErr(h.reply)
 			return h.reply
 		}
@@ -262,7 +262,7 @@ func (h replyHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis
 	return func(ctx context.Context, cmds []goredis.Cmder) error {
 		var err error
 		for _, cmd := range cmds {
-			if cmd.Name() == "get" {
+			if cmdName(cmd) == "get" {
 				cmd.SetErr(h.reply)
 				err = h.reply
 			}

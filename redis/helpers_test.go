@@ -175,7 +175,7 @@ type commandCounter struct{ n atomic.Int64 }
 func (c *commandCounter) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 func (c *commandCounter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if cmd.Name() == "hello" {
+		if cmdName(cmd) == "hello" {
 			return next(ctx, cmd)
 		}
 		c.n.Add(1)
@@ -411,7 +411,7 @@ func (h *pipeHold) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook { r
 func (h *pipeHold) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []goredis.Cmder) error {
 		for _, c := range cmds {
-			if c.Name() == h.cmd {
+			if cmdName(c) == h.cmd {
 				held := false
 				h.once.Do(func() { held = true })
 				if held {
@@ -432,7 +432,7 @@ type panicHook struct{ n atomic.Int32 }
 func (h *panicHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 func (h *panicHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if cmd.Name() == "get" {
+		if cmdName(cmd) == "get" {
 			switch h.n.Add(1) {
 			case 1:
 				cmd.SetErr(errors.New("injected network failure"))
@@ -482,4 +482,36 @@ func standaloneClient(t *testing.T) *goredis.Client {
 	cl := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = cl.Close() })
 	return cl
+}
+
+// cmdName is the name of a command, but for the writes' scripts, named
+// "set" (writeScript) and "delete" (a ByteTier's deleteScript): tests
+// watch for them as they watched for the SET and DEL these replaced.
+func cmdName(c goredis.Cmder) string {
+	n := strings.ToLower(c.Name())
+	if args := c.Args(); (n == "evalsha" || n == "eval") && len(args) > 1 {
+		switch fmt.Sprint(args[1]) {
+		case writeLua.Hash(), writeScript:
+			return "set"
+		case deleteLua.Hash(), deleteScript:
+			return "delete"
+		}
+	}
+	return c.Name()
+}
+
+// cmdKey is the key of a command: its first argument, or a script's first
+// key.
+func cmdKey(c goredis.Cmder) string {
+	args := c.Args()
+	if n := strings.ToLower(c.Name()); n == "evalsha" || n == "eval" {
+		if len(args) > 3 {
+			return fmt.Sprint(args[3])
+		}
+		return ""
+	}
+	if len(args) > 1 {
+		return fmt.Sprint(args[1])
+	}
+	return ""
 }

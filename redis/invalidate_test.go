@@ -412,7 +412,7 @@ func (h *orderHook) see(cmds []goredis.Cmder) (writes bool) {
 		if len(args) < 2 {
 			continue
 		}
-		switch strings.ToLower(c.Name()) {
+		switch strings.ToLower(cmdName(c)) {
 		case "publish", "spublish":
 			if fmt.Sprint(args[1]) == h.channel {
 				if !h.writeDone.Load() {
@@ -421,7 +421,7 @@ func (h *orderHook) see(cmds []goredis.Cmder) (writes bool) {
 				h.once.Do(func() { close(h.published) })
 			}
 		case "set":
-			writes = writes || fmt.Sprint(args[1]) == h.key
+			writes = writes || cmdKey(c) == h.key
 		}
 	}
 	return writes
@@ -491,7 +491,7 @@ func (h *holdFirstSet) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook
 func (h *holdFirstSet) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []goredis.Cmder) error {
 		for _, c := range cmds {
-			if args := c.Args(); c.Name() == "set" && len(args) > 1 && fmt.Sprint(args[1]) == h.key && !h.held.Swap(true) {
+			if cmdName(c) == "set" && cmdKey(c) == h.key && !h.held.Swap(true) {
 				close(h.entered)
 				<-h.release
 			}

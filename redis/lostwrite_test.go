@@ -19,7 +19,7 @@ func (h *failingWrites) ProcessHook(next goredis.ProcessHook) goredis.ProcessHoo
 func (h *failingWrites) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []goredis.Cmder) error {
 		for _, c := range cmds {
-			if c.Name() == "set" {
+			if cmdName(c) == "set" {
 				if h.during != nil {
 					h.during()
 				}

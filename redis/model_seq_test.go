@@ -254,7 +254,7 @@ func (g *writeGate) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredi
 }
 func (g *writeGate) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if cmd.Name() == "evalsha" {
+		if cmdName(cmd) == "evalsha" {
 			g.mu.Lock()
 			if g.on {
 				ch := make(chan struct{})

@@ -228,7 +228,7 @@ type failFirstGet struct{ n atomic.Int32 }
 func (h *failFirstGet) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 func (h *failFirstGet) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if cmd.Name() == "get" && h.n.Add(1) == 1 {
+		if cmdName(cmd) == "get" && h.n.Add(1) == 1 {
 			cmd.SetErr(errors.New("injected network failure"))
 			return cmd.Err()
 		}

@@ -58,7 +58,7 @@ func TestTombstonePXRoundsUp(t *testing.T) {
 	var px []any
 	cl.AddHook(argsRecorder{f: func(cmds []goredis.Cmder) {
 		for _, c := range cmds {
-			if c.Name() == "set" {
+			if cmdName(c) == "set" {
 				px = c.Args()
 			}
 		}
@@ -80,8 +80,9 @@ func TestTombstonePXRoundsUp(t *testing.T) {
 	if err := c.Delete(context.Background(), "k"); err != nil {
 		t.Fatal(err)
 	}
-	if len(px) != 5 || px[4] != int64(2901) {
-		t.Fatalf("tombstone SET args %v, want PX 2901", px)
+	// The write's script: evalsha|eval, script, 1, key, envelope, "px", ms, latest.
+	if len(px) != 8 || px[5] != "px" || px[6] != int64(2901) {
+		t.Fatalf("tombstone write args %v, want PX 2901", px)
 	}
 }
 

@@ -25,7 +25,7 @@ func (h *cmdPanicHook) hit(cmds ...goredis.Cmder) {
 	}
 	for _, c := range cmds {
 		for _, n := range h.names {
-			if c.Name() == n {
+			if cmdName(c) == n {
 				h.panics.Add(1)
 				panic(fmt.Sprintf("hook panics on %s", n))
 			}

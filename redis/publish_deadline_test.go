@@ -25,7 +25,7 @@ func (h failPublishAtDeadline) ProcessPipelineHook(next goredis.ProcessPipelineH
 	return func(ctx context.Context, cmds []goredis.Cmder) error {
 		err := next(ctx, cmds)
 		for _, cmd := range cmds {
-			if strings.EqualFold(cmd.Name(), "publish") {
+			if strings.EqualFold(cmdName(cmd), "publish") {
 				h.end()
 				<-ctx.Done()
 				cmd.SetErr(errors.New("read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout"))

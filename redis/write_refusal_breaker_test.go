@@ -108,7 +108,7 @@ type holdScripts struct{ release chan struct{} }
 func (h holdScripts) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 func (h holdScripts) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if cmd.Name() == "evalsha" {
+		if cmdName(cmd) == "evalsha" {
 			<-h.release
 		}
 		return next(ctx, cmd)

@@ -24,7 +24,7 @@ type casHold struct {
 func (h *casHold) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 func (h *casHold) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if n := cmd.Name(); n != "evalsha" && n != "eval" {
+		if n := cmdName(cmd); n != "evalsha" && n != "eval" {
 			return next(ctx, cmd)
 		}
 		if h.held.CompareAndSwap(false, true) {
@@ -95,7 +95,7 @@ type hangHook struct{ entered atomic.Int32 }
 func (h *hangHook) DialHook(next goredis.DialHook) goredis.DialHook { return next }
 func (h *hangHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 	return func(ctx context.Context, cmd goredis.Cmder) error {
-		if cmd.Name() != "get" {
+		if cmdName(cmd) != "get" {
 			return next(ctx, cmd)
 		}
 		h.entered.Add(1)
@@ -107,7 +107,7 @@ func (h *hangHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
 func (h *hangHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []goredis.Cmder) error {
 		for _, c := range cmds {
-			if c.Name() == "set" || c.Name() == "get" {
+			if cmdName(c) == "set" || cmdName(c) == "get" {
 				h.entered.Add(1)
 				<-ctx.Done()
 				for _, c := range cmds {
