@@ -54,7 +54,9 @@
 // bytes held by a Redis that hung, or a lost packet sent again) never
 // lands later over a newer write of the key. A write whose fate is unknown
 // (a timeout) returns once it can no longer land (a few milliseconds after
-// its deadline). The client's user must be allowed EVAL and EVALSHA.
+// its deadline). Until a first write has been answered there is no
+// estimate, and the writes sent meanwhile are not bounded. The client's
+// user must be allowed EVAL and EVALSHA.
 // A tombstone lasts TombstoneTTL of the server's time; a value expires at
 // the absolute time its writer's clock gave it (every instance then sees
 // the same remaining TTL), so the instances' clocks should agree to well
