@@ -21,71 +21,37 @@ import (
 // through. held is closed when it starts holding; landed when the backend
 // has answered the delivered bytes.
 type holdProxy struct {
-	ln      net.Listener
-	backend string
+	*relay
 	marker  []byte
 	held    chan struct{}
 	release chan struct{}
 	landed  chan struct{}
 	holdOne sync.Once
 	landOne sync.Once
-	mu      sync.Mutex
-	conns   []net.Conn
-	wg      sync.WaitGroup
 }
 
 func startHoldProxy(t *testing.T, backend, marker string) *holdProxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &holdProxy{ln: ln, backend: backend, marker: []byte(marker),
+	p := &holdProxy{marker: []byte(marker),
 		held: make(chan struct{}), release: make(chan struct{}), landed: make(chan struct{})}
-	var relOnce sync.Once
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b, err := net.Dial("tcp", backend)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, b)
-			p.mu.Unlock()
-			held := new(atomic.Bool)
-			p.wg.Add(2)
-			go p.toBackend(b, c, held)
-			go p.toClient(c, b, held)
-		}
-	}()
+	p.relay = startRelay(t, backend, func(r *relay, c, b net.Conn) {
+		held := new(atomic.Bool)
+		r.run(func() { p.toBackend(b, c, held) })
+		r.run(func() { p.toClient(c, b, held) })
+	})
+	// Registered after the relay's cleanup, so run before it: the held
+	// bytes go (or the goroutine holding them ends) before it waits.
 	t.Cleanup(func() {
-		relOnce.Do(func() {
-			select {
-			case <-p.release:
-			default:
-				close(p.release)
-			}
-		})
-		ln.Close()
-		p.mu.Lock()
-		for _, c := range p.conns {
-			c.Close()
+		select {
+		case <-p.release:
+		default:
+			close(p.release)
 		}
-		p.mu.Unlock()
-		p.wg.Wait()
 	})
 	return p
 }
 
 func (p *holdProxy) toBackend(dst, src net.Conn, held *atomic.Bool) {
-	defer p.wg.Done()
 	buf := make([]byte, 64<<10)
 	var pending []byte // held bytes
 	isHolding := false
@@ -127,7 +93,6 @@ func (p *holdProxy) toBackend(dst, src net.Conn, held *atomic.Bool) {
 }
 
 func (p *holdProxy) toClient(dst, src net.Conn, held *atomic.Bool) {
-	defer p.wg.Done()
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := src.Read(buf)

@@ -108,37 +108,26 @@ func partWaitSubscribers(t *testing.T, redisAddr string, n int64) {
 	}
 }
 
-// partProxy forwards TCP connections to a backend until partitioned is
-// set; from then on it drops every byte both ways (and forwards nothing
-// for new connections) without closing anything: a network partition, a
-// middlebox that dropped an idle connection silently, or a backend that
-// stopped answering. Given a marker, it closes sent once it has dropped
-// bytes on their way to the backend that hold it (a call for that key was
-// on the wire).
-type partProxy struct {
-	ln          net.Listener
-	backend     string
-	partitioned atomic.Bool
-	marker      []byte
-	sent        chan struct{}
-	once        sync.Once
-	mu          sync.Mutex
-	conns       []net.Conn
-	wg          sync.WaitGroup
+// relay forwards TCP connections from a loopback listener to a backend:
+// serve gets each pair (the client's connection and the backend's) and
+// starts its goroutines with r.run (the caller's proxy may not hold r yet
+// when serve first runs). The test's cleanup closes the listener and every
+// connection, and waits for the goroutines.
+type relay struct {
+	ln    net.Listener
+	mu    sync.Mutex
+	conns []net.Conn
+	wg    sync.WaitGroup
 }
 
-// partStartProxy starts a proxy to backend; marker may be "" (sent is then
-// never closed).
-func partStartProxy(t *testing.T, backend, marker string) *partProxy {
+func startRelay(t *testing.T, backend string, serve func(r *relay, client, server net.Conn)) *relay {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &partProxy{ln: ln, backend: backend, marker: []byte(marker), sent: make(chan struct{})}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
+	r := &relay{ln: ln}
+	r.run(func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
@@ -149,28 +138,61 @@ func partStartProxy(t *testing.T, backend, marker string) *partProxy {
 				c.Close()
 				continue
 			}
-			p.mu.Lock()
-			p.conns = append(p.conns, c, b)
-			p.mu.Unlock()
-			p.wg.Add(2)
-			go p.pipe(b, c, true)
-			go p.pipe(c, b, false)
+			r.mu.Lock()
+			r.conns = append(r.conns, c, b)
+			r.mu.Unlock()
+			serve(r, c, b)
 		}
-	}()
+	})
 	t.Cleanup(func() {
 		ln.Close()
-		p.mu.Lock()
-		for _, c := range p.conns {
+		r.mu.Lock()
+		for _, c := range r.conns {
 			c.Close()
 		}
-		p.mu.Unlock()
-		p.wg.Wait()
+		r.mu.Unlock()
+		r.wg.Wait()
+	})
+	return r
+}
+
+// run runs f on a goroutine that the cleanup waits for.
+func (r *relay) run(f func()) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		f()
+	}()
+}
+
+// partProxy forwards TCP connections to a backend until partitioned is
+// set; from then on it drops every byte both ways (and forwards nothing
+// for new connections) without closing anything: a network partition, a
+// middlebox that dropped an idle connection silently, or a backend that
+// stopped answering. Given a marker, it closes sent once it has dropped
+// bytes on their way to the backend that hold it (a call for that key was
+// on the wire).
+type partProxy struct {
+	*relay
+	partitioned atomic.Bool
+	marker      []byte
+	sent        chan struct{}
+	once        sync.Once
+}
+
+// partStartProxy starts a proxy to backend; marker may be "" (sent is then
+// never closed).
+func partStartProxy(t *testing.T, backend, marker string) *partProxy {
+	t.Helper()
+	p := &partProxy{marker: []byte(marker), sent: make(chan struct{})}
+	p.relay = startRelay(t, backend, func(r *relay, c, b net.Conn) {
+		r.run(func() { p.pipe(b, c, true) })
+		r.run(func() { p.pipe(c, b, false) })
 	})
 	return p
 }
 
 func (p *partProxy) pipe(dst, src net.Conn, toBackend bool) {
-	defer p.wg.Done()
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
