@@ -39,8 +39,14 @@ type core struct {
 
 	brk       *breaker
 	deadlines *deadlines   // of calls from contexts that are never cancelled (callContext)
-	server    *serverClock // the offset of the server's clock, for writes' latest times
-	scripted  atomic.Bool  // a write's script has run: later writes send it by its hash
+	scripted  atomic.Bool // a write's script has run: later writes send it by its hash
+
+	// The estimates of the servers' clocks, for the writes' latest times
+	// (see serverClock): one per server address, nodeOf's for a key ("" for
+	// a client of one server).
+	nodeOf   func(ctx context.Context, rkey string) string
+	clocksMu sync.Mutex
+	clocks   map[string]*serverClock
 	log       *slog.Logger
 	logs      logLimiter
 	st        counters
@@ -106,7 +112,23 @@ func (c *core) init(s coreSettings) {
 	c.timeout = s.timeout
 	c.maxBulk = s.maxBulkLen
 	c.deadlines = newDeadlines(s.timeout)
-	c.server = newServerClock()
+	c.clocks = map[string]*serverClock{}
+	switch cl := s.client.(type) {
+	case *goredis.ClusterClient:
+		c.nodeOf = func(ctx context.Context, rkey string) string {
+			if n, err := cl.MasterForKey(ctx, rkey); err == nil {
+				return n.Options().Addr
+			}
+			return ""
+		}
+	case *goredis.Ring:
+		c.nodeOf = func(_ context.Context, rkey string) string {
+			if n, err := cl.GetShardClientForKey(rkey); err == nil {
+				return n.Options().Addr
+			}
+			return ""
+		}
+	}
 	c.degradedTTL = s.degradedTTL
 	c.healthCheck = s.healthCheck
 	c.resubscribeDelay = s.resubscribeDelay
@@ -261,12 +283,13 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 	var w *goredis.Cmd
 	var pub *goredis.IntCmd
 	var code int64
+	clock := c.clockOf(cctx, c.prefix+key)
 	c.call(ctx, tk, true, func() error {
 		_, oneConn := c.client.(*goredis.Client)
 		whole, moved := !c.scripted.Load(), false
 		for {
 			sent := time.Now()
-			latest, settle := c.server.latest(deadline, bounded)
+			latest, settle := clock.latest(deadline, bounded)
 			pipe := c.client.Pipeline()
 			w = write(cctx, pipe, latest, whole)
 			pub = nil
@@ -285,12 +308,14 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 				continue
 			}
 			if err := w.Err(); err != nil {
-				if !isServerReply(err) && latest != 0 {
-					// Its fate unknown (a timeout, a connection lost): it
-					// may still be on its way, and apply until latest.
-					// Wait until it no longer can, so that the key's next
-					// write, sent after this one returns, cannot be
-					// overtaken by it.
+				if !isServerReply(err) && latest != 0 && !time.Now().Before(deadline) {
+					// Its deadline passed with its fate unknown (Redis
+					// hung, or the bytes were held on the way): it may
+					// still apply until latest. Wait until it no longer
+					// can, so that the key's next write, sent after this
+					// one returns, cannot be overtaken by it. (A call
+					// that ended before its deadline, cancelled or with
+					// its connection lost, is not on its way any more.)
 					time.Sleep(time.Until(settle))
 				}
 				break
@@ -307,10 +332,10 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 				// clock has moved forward since the estimate. Again,
 				// with this answer's.
 				moved = true
-				c.server.reset(sent, server)
+				clock.reset(sent, server)
 				continue
 			}
-			c.server.observe(sent, server)
+			clock.observe(sent, server)
 			if code == writeTooLate {
 				w.SetErr(errTooLate)
 			}
@@ -352,6 +377,9 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 		if !callerEnded(ctx, w.Err()) {
 			c.st.l2WriteErrors.Add(1)
 		}
+		if scriptRefused(err) {
+			return 0, fmt.Errorf("redis: writing %q (the user must be allowed EVAL and EVALSHA, and in them TIME, SET, GET and TYPE): %w", key, err)
+		}
 		return 0, fmt.Errorf("redis: writing %q: %w", key, err)
 	}
 	c.st.l2Writes.Add(1)
@@ -364,9 +392,32 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 	return code, nil
 }
 
+// clockOf returns the estimate of the clock of the server that holds rkey.
+func (c *core) clockOf(ctx context.Context, rkey string) *serverClock {
+	addr := ""
+	if c.nodeOf != nil {
+		addr = c.nodeOf(ctx, rkey)
+	}
+	c.clocksMu.Lock()
+	defer c.clocksMu.Unlock()
+	s := c.clocks[addr]
+	if s == nil {
+		s = newServerClock()
+		c.clocks[addr] = s
+	}
+	return s
+}
+
 // errTooLate is the error of a write that Redis ran after the server's
 // clock had passed the write's latest time: it did nothing.
 var errTooLate = errors.New("run after its deadline by the server's clock: not applied")
+
+// scriptRefused reports whether err is Redis refusing a write's script,
+// or a command in it, to the client's user (an ACL).
+func scriptRefused(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "NOPERM") || strings.Contains(msg, "can't run this command")
+}
 
 // scriptAnswer reads the {code, server time} answer of a write's script.
 func scriptAnswer(w *goredis.Cmd) (code, server int64, err error) {
@@ -461,7 +512,7 @@ func writeRefused(err error) bool {
 			return true
 		}
 	}
-	return false
+	return scriptRefused(err) // a command of the script the ACL forbids
 }
 
 // callerDone reports whether the caller's context ctx has ended, or its

@@ -55,8 +55,9 @@
 // lands later over a newer write of the key. A write whose fate is unknown
 // (a timeout) returns once it can no longer land (a few milliseconds after
 // its deadline). Until a first write has been answered there is no
-// estimate, and the writes sent meanwhile are not bounded. The client's
-// user must be allowed EVAL and EVALSHA.
+// estimate, and the writes sent meanwhile are not bounded; each server of
+// a cluster or ring has its own. The client's user must be allowed EVAL
+// and EVALSHA, and the commands the scripts run: TIME, SET, GET and TYPE.
 // A tombstone lasts TombstoneTTL of the server's time; a value expires at
 // the absolute time its writer's clock gave it (every instance then sees
 // the same remaining TTL), so the instances' clocks should agree to well

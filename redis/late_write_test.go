@@ -4,8 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // A write whose caller gave up at its deadline (Redis hung: its bytes sat
@@ -23,11 +21,7 @@ func TestHungRedisRunsNoLateWrite(t *testing.T) {
 			srv := private(t)
 			admin := srv.Client()
 			t.Cleanup(func() { _ = admin.Close() })
-			cl := goredis.NewClient(&goredis.Options{
-				Addr: srv.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1,
-				ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour, DialTimeout: time.Hour,
-			})
-			t.Cleanup(func() { _ = cl.Close() })
+			cl := hungClient(t, srv)
 			const timeout = 100 * time.Millisecond
 			var write func() error
 			var prefix string

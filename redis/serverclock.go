@@ -23,14 +23,17 @@ import (
 // The estimate comes from the writes' answers: each script returns the
 // server's time when it ran, which was after this machine sent it, so the
 // server's time minus the time of sending is at least the offset between
-// the clocks (by the time the bytes took to get there). The smallest such
-// sample of the last window or two is the estimate: a deadline moved by
+// the clocks (by the time the bytes took to get there). Each server of a
+// cluster or ring has its own clock, and its own estimate. The smallest
+// sample of the current window and of the last one that had samples is
+// the estimate: a deadline moved by
 // it is never earlier than the true one (a write that arrives in time is
 // never refused), and later by no more than the round trip of the sample
 // (a write that fails by its deadline, its fate unknown, is followed by a
 // pause of that long, so that the next write of its key, sent after it,
-// comes too late to be overtaken by it: see core.writeAndPublish). Old
-// windows are dropped, so that a clock stepped back is followed; a clock
+// comes too late to be overtaken by it: see core.writeAndPublish). New
+// windows replace old ones, so that a clock stepped back is followed
+// (meanwhile the bound is later than it could be, never earlier); a clock
 // stepped forward shows as a write refused although its answer came back
 // in time, which resets the estimate from that answer, and the write is
 // sent again.
@@ -42,8 +45,9 @@ const clockWindow = 10 * time.Second
 // noSample marks a window without samples.
 const noSample = math.MaxInt64
 
-// serverClock estimates how far the Redis server's clock is ahead of this
-// machine's, in milliseconds. Safe for concurrent use.
+// serverClock estimates how far a Redis server's clock is ahead of this
+// machine's, in milliseconds (a core keeps one per server: see
+// core.clockOf). Safe for concurrent use.
 type serverClock struct {
 	mu        sync.Mutex
 	cur, prev sample    // the smallest sample of this window and of the last
@@ -66,15 +70,16 @@ func newServerClock() *serverClock {
 	return &serverClock{cur: none, prev: none}
 }
 
-// turn starts a new window if the current one has ended by now. The caller
-// holds s.mu.
+// turn starts a new window if the current one has ended by now. The last
+// window is the latest that had a sample, however old: the estimate is
+// never lost once made (an old sample errs on the safe side unless the
+// server's clock moved forward since, which a refusal in time shows).
+// The caller holds s.mu.
 func (s *serverClock) turn(now time.Time) {
 	if !now.After(s.until) {
 		return
 	}
-	if now.After(s.until.Add(clockWindow)) {
-		s.prev = none // the last window ended long ago: nothing in it is recent
-	} else {
+	if s.cur.off != noSample {
 		s.prev = s.cur
 	}
 	s.cur, s.until = none, now.Add(clockWindow)

@@ -43,14 +43,14 @@ func TestWriteAfterServerClockMovedForward(t *testing.T) {
 		t.Fatal(err)
 	}
 	sent := time.Now()
-	bt.server.reset(sent, sent.UnixMilli()-time.Hour.Milliseconds()) // an hour behind
+	bt.clockOf(ctx, bt.prefix+"k").reset(sent, sent.UnixMilli()-time.Hour.Milliseconds()) // an hour behind
 	if err := bt.Set(ctx, []byte("k"), []byte("v2"), time.Hour); err != nil {
 		t.Fatalf("Set after the estimate went wrong: %v", err)
 	}
 	if v, _, hit, err := bt.Get(ctx, nil, []byte("k")); !hit || err != nil || string(v) != "v2" {
 		t.Errorf("Get = %q, %v, %v; want v2", v, hit, err)
 	}
-	if l, _ := bt.server.latest(time.Now(), true); l < time.Now().UnixMilli()-time.Minute.Milliseconds() {
+	if l, _ := bt.clockOf(ctx, bt.prefix+"k").latest(time.Now(), true); l < time.Now().UnixMilli()-time.Minute.Milliseconds() {
 		t.Errorf("the estimate still puts the server an hour behind (latest %d)", l)
 	}
 }

@@ -1,0 +1,279 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cachekit/cachekit/redis/internal/redistest"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// hungClient is a client of srv that lets the call's deadline alone end
+// a call (as in TestHungRedisRunsNoLateWrite).
+func hungClient(t *testing.T, srv *redistest.Server) *goredis.Client {
+	t.Helper()
+	cl := goredis.NewClient(&goredis.Options{
+		Addr: srv.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1,
+		ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour, DialTimeout: time.Hour,
+	})
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
+
+// idleClock makes c's estimate of the clock of rkey's server what it is
+// after 2*clockWindow (20 s) without a write: the current window ended
+// longer than clockWindow ago. (Equivalent to a real pause of 20 s; only
+// the window's end is moved.)
+func idleClock(c *core, rkey string) {
+	clk := c.clockOf(context.Background(), rkey)
+	clk.mu.Lock()
+	clk.until = time.Now().Add(-clockWindow - time.Second)
+	clk.mu.Unlock()
+}
+
+// The guard against late writes switched itself off after ~20 s without a
+// write: serverClock.turn dropped both windows' samples once the current
+// window had ended more than clockWindow ago, latest then returned 0 (no
+// bound), and writeAndPublish neither bounded the write nor waited for
+// settle. A timed-out Set held by a hung Redis after an idle spell landed
+// later over whatever had been written since. The last window with samples
+// is now kept, however old.
+func TestLateWriteGuardSurvivesIdleSpell(t *testing.T) {
+	checkLeaks(t)
+	ctx := context.Background()
+	srv := private(t)
+	admin := srv.Client()
+	t.Cleanup(func() { _ = admin.Close() })
+	bt, _ := newByteTier(t, hungClient(t, srv), func(o *ByteTierOptions) { o.Timeout = 100 * time.Millisecond })
+	// A write answered: the script known to the server, and an estimate.
+	if err := bt.Set(ctx, []byte("k"), []byte("before"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := rawGet(t, admin, bt.prefix+"k")
+	calls := commandCalls(t, admin, "evalsha")
+
+	idleClock(&bt.core, bt.prefix+"k") // no write for 20 s
+
+	resume := stopProcess(t, srv)
+	if err := bt.Set(ctx, []byte("k"), []byte("late"), time.Hour); err == nil {
+		t.Fatal("a write to a Redis that hangs succeeded")
+	}
+	resume()
+	eventually(t, 10*time.Second, "Redis ran the write it held", func() bool { return commandCalls(t, admin, "evalsha") > calls })
+	if raw, _ := rawGet(t, admin, bt.prefix+"k"); raw != before {
+		t.Errorf("after 20 s without a write, a Set that reached Redis past its deadline (the caller had given up "+
+			"on it) landed: Redis holds %.40q, want %.40q as before it", raw, before)
+	}
+}
+
+// clockAheadHook is a go-redis hook that makes its client's server behave as
+// if its clock were ahead by ms milliseconds for the write scripts: a
+// script's latest time (its last argument) is translated to the real
+// clock before it is sent, and the server time in its answer back to the
+// skewed clock.
+type clockAheadHook struct{ ms int64 }
+
+func (h *clockAheadHook) DialHook(next goredis.DialHook) goredis.DialHook          { return next }
+func (h *clockAheadHook) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook { return next }
+func (h *clockAheadHook) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		for _, c := range cmds {
+			if n := cmdName(c); n == "set" || n == "delete" {
+				args := c.Args()
+				if l, ok := args[len(args)-1].(int64); ok && l > 0 {
+					args[len(args)-1] = l - h.ms
+				}
+			}
+		}
+		err := next(ctx, cmds)
+		for _, c := range cmds {
+			if n := cmdName(c); (n == "set" || n == "delete") && c.Err() == nil {
+				if vals, ok := c.(*goredis.Cmd).Val().([]any); ok && len(vals) == 2 {
+					if s, ok := vals[1].(int64); ok {
+						vals[1] = s + h.ms
+					}
+				}
+			}
+		}
+		return err
+	}
+}
+
+// A Ring (or Cluster) has several servers, each with its own clock, but a
+// core kept one estimate for all of them: once a write to a shard whose
+// clock is ahead had been refused as late and answered in time, the
+// estimate was reset to that shard's offset, and the next writes to the
+// other shards got a latest time that far past their deadline, while
+// settle still ended a few milliseconds after it: a timed-out Set to a
+// hung shard landed after its caller had returned, over the newer value.
+// Each server now has its own estimate. Here shard B's clock runs 2 s
+// ahead of shard A's (simulated with a hook on B's client).
+func TestLateWriteGuardPerShardClock(t *testing.T) {
+	checkLeaks(t)
+	ctx := context.Background()
+	srvA, srvB := private(t), private(t) // A hangs; B's clock is 2 s ahead
+	adminA := srvA.Client()
+	t.Cleanup(func() { _ = adminA.Close() })
+	ring := goredis.NewRing(&goredis.RingOptions{
+		Addrs:                 map[string]string{"s0": srvA.Addr(), "s1": srvB.Addr()},
+		ContextTimeoutEnabled: true, MaxRetries: -1,
+		DialTimeout: time.Hour, ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour,
+		HeartbeatFrequency: time.Hour,
+		NewClient: func(o *goredis.Options) *goredis.Client {
+			cl := goredis.NewClient(o)
+			if o.Addr == srvB.Addr() {
+				cl.AddHook(&clockAheadHook{ms: 2000})
+			}
+			return cl
+		},
+	})
+	t.Cleanup(func() { _ = ring.Close() })
+	// A prefix whose invalidation channel lives on B, which never hangs.
+	var prefix string
+	for i := 0; prefix == ""; i++ {
+		p := testPrefix(t) + strconv.Itoa(i) + ":"
+		if cl, err := ring.GetShardClientForKey(p + "invalidate"); err == nil && cl.Options().Addr == srvB.Addr() {
+			prefix = p
+		}
+	}
+	kA, _ := keyOnShard(t, ring, prefix, srvA, 0)
+	kB, _ := keyOnShard(t, ring, prefix, srvB, 0)
+	bt, _ := newByteTier(t, ring, func(o *ByteTierOptions) { o.Prefix = prefix; o.Timeout = 100 * time.Millisecond })
+
+	// Writes to both shards, answered: the estimate now follows B's clock.
+	if err := bt.Set(ctx, []byte(kA), []byte("before"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := bt.Set(ctx, []byte(kB), []byte("b"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := rawGet(t, adminA, prefix+kA)
+	calls := commandCalls(t, adminA, "evalsha")
+
+	resume := stopProcess(t, srvA)
+	start := time.Now()
+	if err := bt.Set(ctx, []byte(kA), []byte("late"), time.Hour); err == nil {
+		t.Fatal("a write to a shard that hangs succeeded")
+	}
+	returned := time.Since(start)
+	resume()
+	eventually(t, 10*time.Second, "A ran the write it held", func() bool { return commandCalls(t, adminA, "evalsha") > calls })
+	if raw, _ := rawGet(t, adminA, prefix+kA); raw != before {
+		t.Errorf("a Set to shard A returned its error after %v (Timeout 100ms), yet A ran it when it resumed "+
+			"and it landed: A holds %.40q, want %.40q as before it (the latest time came from shard B's clock)",
+			returned.Round(time.Millisecond), raw, before)
+	}
+}
+
+// The writes are scripts that call TIME (and a ByteTier's Delete TYPE and
+// GET), which Redis checks against the user's ACL. The package doc said
+// only that the user must be allowed EVAL and EVALSHA, and a user allowed
+// those and what the writes had used before (SET, PUBLISH) failed every
+// write with an error that named neither TIME nor the permission. The doc
+// now names the commands, a user allowed them writes, and the error of one
+// that is not says what is needed (and is the caller's, not the breaker's).
+func TestWriteScriptsACL(t *testing.T) {
+	checkLeaks(t)
+	ctx := context.Background()
+	srv := private(t)
+	admin := srv.Client()
+	t.Cleanup(func() { _ = admin.Close() })
+	user := func(name string, perms ...string) *ByteTier {
+		args := append([]any{"acl", "setuser", name, "on", ">pw", "~*", "&*", "+@connection", "+subscribe", "+publish", "+get"}, anySlice(perms)...)
+		if err := admin.Do(ctx, args...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		cl := goredis.NewClient(&goredis.Options{Addr: srv.Addr(), Username: name, Password: "pw", ContextTimeoutEnabled: true})
+		t.Cleanup(func() { _ = cl.Close() })
+		bt, _ := newByteTier(t, cl, nil)
+		return bt
+	}
+	ok := user("documented", "+eval", "+evalsha", "+time", "+set", "+type")
+	if err := ok.Set(ctx, []byte("k"), []byte("v"), time.Hour); err != nil {
+		t.Errorf("Set by a user allowed the documented commands: %v", err)
+	}
+	if _, err := ok.Delete(ctx, []byte("k")); err != nil {
+		t.Errorf("Delete by a user allowed the documented commands: %v", err)
+	}
+	notime := user("notime", "+eval", "+evalsha", "+set", "+type")
+	for range 10 { // more than the breaker's default failures
+		err := notime.Set(ctx, []byte("k"), []byte("v"), time.Hour)
+		if err == nil || !strings.Contains(err.Error(), "TIME") {
+			t.Fatalf("Set by a user not allowed TIME = %v; want an error naming the commands needed", err)
+		}
+	}
+	if st := notime.Stats(); st.Breaker != BreakerClosed {
+		t.Errorf("breaker %v after writes the ACL refused; want closed (the refusal is the caller's)", st.Breaker)
+	}
+}
+
+func anySlice(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// cancelAfterNoScript is a go-redis hook that calls cancel once a write
+// script's pipeline has come back with NOSCRIPT (the caller gives up just
+// then).
+type cancelAfterNoScript struct{ cancel context.CancelFunc }
+
+func (h *cancelAfterNoScript) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+func (h *cancelAfterNoScript) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return next
+}
+func (h *cancelAfterNoScript) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		err := next(ctx, cmds)
+		for _, c := range cmds {
+			if cmdName(c) == "set" && c.Err() != nil && strings.HasPrefix(c.Err().Error(), "NOSCRIPT") {
+				h.cancel()
+			}
+		}
+		return err
+	}
+}
+
+// A Set whose caller cancelled ctx before its write was sent was held for
+// the whole Timeout, though Redis answered at once and nothing of the
+// write ran or was on its way: after a NOSCRIPT, the resend that go-redis
+// refused for the cancelled ctx was taken for a write "whose fate is
+// unknown", and writeAndPublish slept until settle. It now waits only for
+// a call that ran into its deadline.
+func TestCancelledUnsentWriteReturnsAtOnce(t *testing.T) {
+	checkLeaks(t)
+	srv := private(t)
+	admin := srv.Client()
+	t.Cleanup(func() { _ = admin.Close() })
+	cl := hungClient(t, srv)
+	const timeout = 6 * time.Second
+	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) { o.Timeout = timeout })
+	// A write answered (an estimate; later writes go by EVALSHA), then
+	// the server forgets the scripts (a restart, a failover, SCRIPT FLUSH).
+	if err := bt.Set(context.Background(), []byte("k"), []byte("before"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.ScriptFlush(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cl.AddHook(&cancelAfterNoScript{cancel: cancel})
+	done := make(chan error, 1)
+	go func() { done <- bt.Set(ctx, []byte("k"), []byte("new"), time.Hour) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("Set = %v; want an error wrapping context.Canceled", err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Errorf("Set still running 2 s after its caller cancelled it (nothing sent, Redis healthy; Timeout %v)", timeout)
+		<-done
+	}
+}
