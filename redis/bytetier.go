@@ -43,7 +43,9 @@ type ByteTierOptions struct {
 	Prefix string
 
 	// Timeout bounds every Redis call (each Get, Set, Delete), whatever
-	// the caller's context allows. Default DefaultTimeout (100ms).
+	// the caller's context allows; a Set's or Delete's, too, by the
+	// client's read and write timeouts (see Options.Timeout). Default
+	// DefaultTimeout (100ms).
 	Timeout time.Duration
 
 	// DegradedTTL bounds how long the caller's copies may be stale once

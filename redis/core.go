@@ -38,7 +38,7 @@ type core struct {
 	healthCheck, resubscribeDelay time.Duration
 
 	brk       *breaker
-	deadlines *deadlines   // of calls from contexts that are never cancelled (callContext)
+	deadlines *deadlines  // of calls from contexts that are never cancelled (callContext)
 	scripted  atomic.Bool // a write's script has run: later writes send it by its hash
 
 	// The estimates of the servers' clocks, for the writes' latest times
@@ -47,9 +47,14 @@ type core struct {
 	nodeOf   func(ctx context.Context, rkey string) string
 	clocksMu sync.Mutex
 	clocks   map[string]*serverClock
-	log       *slog.Logger
-	logs      logLimiter
-	st        counters
+
+	// attemptLimit is the shortest of the client's positive read and
+	// write timeouts (0 if none), which bounds a write's deadline (see
+	// writeAndPublish).
+	attemptLimit time.Duration
+	log          *slog.Logger
+	logs         logLimiter
+	st           counters
 
 	// invalidate drops a key (without the prefix) that another instance
 	// changed; flushLocal drops every local copy (see flush); lost, if
@@ -113,6 +118,7 @@ func (c *core) init(s coreSettings) {
 	c.maxBulk = s.maxBulkLen
 	c.deadlines = newDeadlines(s.timeout)
 	c.clocks = map[string]*serverClock{}
+	c.attemptLimit = attemptLimit(s.client)
 	switch cl := s.client.(type) {
 	case *goredis.ClusterClient:
 		c.nodeOf = func(ctx context.Context, rkey string) string {
@@ -270,8 +276,21 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 		c.st.l2Skipped.Add(1)
 		return 0, ErrUnavailable
 	}
-	cctx, cancel := c.callContext(ctx, time.Now())
+	now := time.Now()
+	cctx, cancel := c.callContext(ctx, now)
 	defer cancel()
+	if lim := c.attemptLimit; lim > 0 {
+		// go-redis gives up on a call at the client's read or write
+		// timeout, and sends it again (MaxRetries): the first attempt,
+		// its bytes held on the way, could then land after the second,
+		// and after the next write too. So the call ends first, at its
+		// own deadline, which its script's latest time follows.
+		if d, ok := cctx.Deadline(); !ok || d.After(now.Add(lim)) {
+			var cancelLim context.CancelFunc
+			cctx, cancelLim = context.WithDeadline(cctx, now.Add(lim))
+			defer cancelLim()
+		}
+	}
 	deadline, bounded := cctx.Deadline()
 	msg := c.message(key)
 	publish := func(ctx context.Context, p goredis.Cmdable) *goredis.IntCmd {
@@ -286,10 +305,14 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 	clock := c.clockOf(cctx, c.prefix+key)
 	c.call(ctx, tk, true, func() error {
 		_, oneConn := c.client.(*goredis.Client)
-		whole, moved := !c.scripted.Load(), false
+		whole := !c.scripted.Load()
+		var again *sample // the bound of a write sent again after a refusal in time
 		for {
 			sent := time.Now()
 			latest, settle := clock.latest(deadline, bounded)
+			if again != nil {
+				latest, settle = again.bound(deadline)
+			}
 			pipe := c.client.Pipeline()
 			w = write(cctx, pipe, latest, whole)
 			pub = nil
@@ -327,15 +350,16 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 				w.SetErr(err)
 				break
 			}
-			if code == writeTooLate && !moved && time.Now().Before(deadline) {
+			x := sampleOf(sent, server)
+			if code == writeTooLate && again == nil && time.Now().Before(deadline) {
 				// Refused as late, but answered in time: the server's
-				// clock has moved forward since the estimate. Again,
-				// with this answer's.
-				moved = true
-				clock.reset(sent, server)
+				// clock has moved forward since the estimate (or the
+				// write went to another server, redirected). Again,
+				// bounded by this answer.
+				again = &x
 				continue
 			}
-			clock.observe(sent, server)
+			clock.observe(x)
 			if code == writeTooLate {
 				w.SetErr(errTooLate)
 			}
@@ -390,6 +414,28 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 		return code, fmt.Errorf("redis: publishing the invalidation of %q: %w", key, err)
 	}
 	return code, nil
+}
+
+// attemptLimit returns the shortest of client's positive read and write
+// timeouts, or 0 (go-redis: 0 is 3s once the client is made, negative
+// none).
+func attemptLimit(client goredis.UniversalClient) time.Duration {
+	var r, w time.Duration
+	switch cl := client.(type) {
+	case *goredis.Client:
+		r, w = cl.Options().ReadTimeout, cl.Options().WriteTimeout
+	case *goredis.ClusterClient:
+		r, w = cl.Options().ReadTimeout, cl.Options().WriteTimeout
+	case *goredis.Ring:
+		r, w = cl.Options().ReadTimeout, cl.Options().WriteTimeout
+	}
+	lim := time.Duration(0)
+	for _, d := range []time.Duration{r, w} {
+		if d > 0 && (lim == 0 || d < lim) {
+			lim = d
+		}
+	}
+	return lim
 }
 
 // clockOf returns the estimate of the clock of the server that holds rkey.

@@ -135,7 +135,10 @@ type Options[V any] struct {
 	// inside a request's budget. A call whose context can never be
 	// cancelled (context.Background, say) may be given up to a millisecond
 	// (and at most Timeout/16) more: the calls started within that time
-	// share one deadline, and one timer. Default DefaultTimeout (100ms).
+	// share one deadline, and one timer. A write's deadline is also no
+	// later than the client's read and write timeouts (go-redis would
+	// give up on it there and send it again; see the package doc, Writes
+	// and invalidation). Default DefaultTimeout (100ms).
 	Timeout time.Duration
 
 	// TombstoneTTL is how long a Delete's tombstone stays in Redis

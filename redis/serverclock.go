@@ -33,10 +33,12 @@ import (
 // pause of that long, so that the next write of its key, sent after it,
 // comes too late to be overtaken by it: see core.writeAndPublish). New
 // windows replace old ones, so that a clock stepped back is followed
-// (meanwhile the bound is later than it could be, never earlier); a clock
+// (meanwhile the bound is later than it could be, never earlier). A clock
 // stepped forward shows as a write refused although its answer came back
-// in time, which resets the estimate from that answer, and the write is
-// sent again.
+// in time: the write is sent again, bounded by that answer's sample, and
+// the estimate follows once the windows have turned (an answer may come
+// from another server than the one estimated, after a cluster's
+// redirection, so it never raises an estimate at once).
 
 // clockWindow is the span of the samples an estimate is taken from: the
 // estimate is the smallest sample of the current window and the last.
@@ -85,33 +87,37 @@ func (s *serverClock) turn(now time.Time) {
 	s.cur, s.until = none, now.Add(clockWindow)
 }
 
-// observe takes the answer of a write sent at sent, which the server ran
-// at server (its Unix milliseconds), into the estimate.
-func (s *serverClock) observe(sent time.Time, server int64) {
-	now := time.Now()
-	x := sample{off: server - sent.UnixMilli(), rtt: now.Sub(sent)}
+// sampleOf is the sample of a write sent at sent, which the server ran at
+// server (its Unix milliseconds), answered now.
+func sampleOf(sent time.Time, server int64) sample {
+	return sample{off: server - sent.UnixMilli(), rtt: time.Since(sent)}
+}
+
+// bound returns the latest time (the server's Unix milliseconds) at which
+// a write whose caller gives up at deadline may still apply, by the offset
+// x gives, and settle, the time by this machine's clock after which it can
+// no longer apply. x is not none.
+func (x sample) bound(deadline time.Time) (latest int64, settle time.Time) {
+	// Both clocks are read to the millisecond, rounded down, each a
+	// millisecond short at most: 2 more keep a write that arrives in time
+	// from being refused. By this machine's clock, the latest time is then
+	// at most the sample's round trip and 3 ms past the deadline.
+	return max(deadline.UnixMilli()+x.off+2, 1), deadline.Add(x.rtt + 3*time.Millisecond)
+}
+
+// observe takes the sample x into the estimate.
+func (s *serverClock) observe(x sample) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.turn(now)
+	s.turn(time.Now())
 	if x.less(s.cur) {
 		s.cur = x
 	}
 }
 
-// reset makes the answer of a write sent at sent, which the server ran at
-// server, the whole estimate: the server's clock has moved forward.
-func (s *serverClock) reset(sent time.Time, server int64) {
-	now := time.Now()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.prev, s.until = none, now.Add(clockWindow)
-	s.cur = sample{off: server - sent.UnixMilli(), rtt: now.Sub(sent)}
-}
-
-// latest returns the last time (the server's Unix milliseconds) at which a
-// write whose caller gives up at deadline may still apply, or 0 (no bound)
-// if there is no estimate yet or no deadline; and settle, the time by this
-// machine's clock after which it can no longer apply.
+// latest returns the bound of a write whose caller gives up at deadline
+// (see sample.bound), or 0 (no bound) if there is no estimate yet or no
+// deadline.
 func (s *serverClock) latest(deadline time.Time, ok bool) (latest int64, settle time.Time) {
 	if !ok {
 		return 0, time.Time{}
@@ -126,11 +132,7 @@ func (s *serverClock) latest(deadline time.Time, ok bool) (latest int64, settle 
 	if x.off == noSample {
 		return 0, time.Time{}
 	}
-	// Both clocks are read to the millisecond, rounded down, each a
-	// millisecond short at most: 2 more keep a write that arrives in time
-	// from being refused. By this machine's clock, the latest time is then
-	// at most the sample's round trip and 3 ms past the deadline.
-	return max(deadline.UnixMilli()+x.off+2, 1), deadline.Add(x.rtt + 3*time.Millisecond)
+	return x.bound(deadline)
 }
 
 // writeScript writes ARGV[1] to KEYS[1], to expire at ARGV[3] (Unix ms) if
