@@ -279,7 +279,7 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 	now := time.Now()
 	cctx, cancel := c.callContext(ctx, now)
 	defer cancel()
-	if lim := c.attemptLimit; lim > 0 {
+	if lim := c.limitOf(c.prefix + key); lim > 0 {
 		// go-redis gives up on a call at the client's read or write
 		// timeout, and sends it again (MaxRetries): the first attempt,
 		// its bytes held on the way, could then land after the second,
@@ -309,7 +309,7 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 		var again *sample // the bound of a write sent again after a refusal in time
 		for {
 			sent := time.Now()
-			latest, settle := clock.latest(deadline, bounded)
+			latest, settle := c.bound(clock, deadline, bounded)
 			if again != nil {
 				latest, settle = again.bound(deadline)
 			}
@@ -417,8 +417,8 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 }
 
 // attemptLimit returns the shortest of client's positive read and write
-// timeouts, or 0 (go-redis: 0 is 3s once the client is made, negative
-// none).
+// timeouts, or 0 (go-redis: 0 becomes its default once a Client or a
+// ClusterClient is made, -1 none).
 func attemptLimit(client goredis.UniversalClient) time.Duration {
 	var r, w time.Duration
 	switch cl := client.(type) {
@@ -436,6 +436,44 @@ func attemptLimit(client goredis.UniversalClient) time.Duration {
 		}
 	}
 	return lim
+}
+
+// limitOf returns the attempt limit of a write of rkey: attemptLimit, or
+// for a ring the shortest positive read or write timeout of the shard
+// client that sends it (a ring's own options are not what its shards use:
+// their zero values become go-redis's defaults there).
+func (c *core) limitOf(rkey string) time.Duration {
+	if r, ok := c.client.(*goredis.Ring); ok {
+		if n, err := r.GetShardClientForKey(rkey); err == nil {
+			return attemptLimit(n)
+		}
+	}
+	return c.attemptLimit
+}
+
+// bound returns the latest time and settle time (see sample.bound) of a
+// write estimated by clock. On a cluster the write may be redirected to
+// another master (its slot moved) whose clock is behind: the bound is the
+// earliest, and settle the last, of every master's that has an estimate,
+// so that the write cannot land late on any (a write to a master whose
+// clock is ahead may then be refused in time, and is sent again bounded by
+// its answer).
+func (c *core) bound(clock *serverClock, deadline time.Time, bounded bool) (latest int64, settle time.Time) {
+	latest, settle = clock.latest(deadline, bounded)
+	if _, ok := c.client.(*goredis.ClusterClient); !ok || latest == 0 {
+		return latest, settle
+	}
+	c.clocksMu.Lock()
+	defer c.clocksMu.Unlock()
+	for _, o := range c.clocks {
+		if l, st := o.latest(deadline, true); l != 0 {
+			latest = min(latest, l)
+			if st.After(settle) {
+				settle = st
+			}
+		}
+	}
+	return latest, settle
 }
 
 // clockOf returns the estimate of the clock of the server that holds rkey.

@@ -1,0 +1,180 @@
+package redis
+
+import (
+	"context"
+	"strconv"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+)
+
+// ringSocketTimeoutLandsLate is socketTimeoutLandsLate for a one-shard
+// goredis.Ring made from opts (its Dialer replaced by one that holds the
+// first write script's bytes), with a ByteTier of the given Timeout.
+func ringSocketTimeoutLandsLate(t *testing.T, opts *goredis.RingOptions, timeout time.Duration) {
+	checkLeaks(t)
+	ctx := context.Background()
+	srv := private(t)
+	admin := srv.Client()
+	t.Cleanup(func() { _ = admin.Close() })
+	h := newHeldWrites()
+	opts.Addrs = map[string]string{"s0": srv.Addr()}
+	opts.Dialer = h.dial
+	opts.ContextTimeoutEnabled = true
+	opts.HeartbeatFrequency = time.Hour
+	ring := goredis.NewRing(opts)
+	t.Cleanup(func() { _ = ring.Close() })
+	t.Cleanup(func() { h.release(t) })
+	bt, _ := newByteTier(t, ring, func(o *ByteTierOptions) { o.Timeout = timeout })
+	// A write answered: the script known, and an estimate of the clock.
+	if err := bt.Set(ctx, []byte("k"), []byte("before"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	h.arm()
+	start := time.Now()
+	err1 := bt.Set(ctx, []byte("k"), []byte("first"), time.Hour)
+	returned := time.Since(start)
+	select {
+	case <-h.held:
+	default:
+		t.Fatal("the write was not held")
+	}
+	if err2 := bt.Set(ctx, []byte("k"), []byte("second"), time.Hour); err2 != nil {
+		t.Fatalf("second Set: %v", err2)
+	}
+	want, _ := rawGet(t, admin, bt.prefix+"k")
+	calls := commandCalls(t, admin, "evalsha")
+	h.release(t) // the lost segment arrives, within the first Set's Timeout
+	eventually(t, 10*time.Second, "Redis ran the held write", func() bool { return commandCalls(t, admin, "evalsha") > calls })
+	if raw, _ := rawGet(t, admin, bt.prefix+"k"); raw != want {
+		t.Errorf("the first Set returned %v after %v (Timeout %v), the second Set succeeded after it, and then the "+
+			"first Set's held copy landed: Redis holds %.60q, want %.60q (the second Set's)",
+			err1, returned.Round(time.Millisecond), timeout, raw, want)
+	}
+}
+
+// On a goredis.Ring with its default ReadTimeout (0), each shard's client
+// reads with go-redis's default socket timeout, but attemptLimit read the
+// Ring's own options, which go-redis does not normalise (0 stays 0), and
+// took 0 for no limit: a write with a Timeout above the default was cut by
+// the shard's socket timeout before its deadline, and its held copy landed
+// later over the key's next Set. The limit is now the shard client's.
+func TestRingDefaultReadTimeoutWriteDoesNotLandLate(t *testing.T) {
+	ringSocketTimeoutLandsLate(t, &goredis.RingOptions{MaxRetries: -1}, 10*time.Second)
+}
+
+// A Ring's shard clients are made by RingOptions.NewClient, which may give
+// them their own read and write timeouts (and retries); attemptLimit read
+// only the Ring's options, so a shard's socket timeout shorter than
+// Timeout cut (and here resent) a write before its deadline, and the
+// abandoned copy landed after the key's next Set.
+func TestRingShardTimeoutWriteDoesNotLandLate(t *testing.T) {
+	ringSocketTimeoutLandsLate(t, &goredis.RingOptions{
+		MaxRetries: -1, ReadTimeout: time.Hour, WriteTimeout: time.Hour, DialTimeout: time.Hour, PoolTimeout: time.Hour,
+		NewClient: func(o *goredis.Options) *goredis.Client {
+			o.ReadTimeout, o.WriteTimeout, o.MaxRetries = 300*time.Millisecond, 300*time.Millisecond, 1
+			return goredis.NewClient(o)
+		},
+	}, 3*time.Second)
+}
+
+// A write's estimate is picked by the master that the client's map of the
+// slots names, but the write goes where Redis redirects it (MOVED, after a
+// reshard): a new master whose clock is behind the old one's did not
+// refuse, and the write carried a latest time the clocks' difference past
+// its deadline on that master, while settle ended a few ms after it: a
+// timed-out Set, held by the new master while it hung, landed when it
+// resumed. On a cluster the bound is now the earliest of every master's
+// with an estimate. (Master 1's clock runs an hour behind, simulated with
+// a hook on its node client; master 1 hangs.)
+func TestClusterRedirectToMasterBehindDoesNotLandLate(t *testing.T) {
+	checkLeaks(t)
+	ctx := context.Background()
+	c := frozenCluster(t)
+	const behind = -int64(time.Hour / time.Millisecond)
+	var prefix string
+	for i := 0; prefix == ""; i++ {
+		p := testPrefix(t) + strconv.Itoa(i) + ":"
+		if keyOwner(t, c, p+"invalidate") == 0 {
+			prefix = p
+		}
+	}
+	var on1, moved string
+	for i := 0; on1 == "" || moved == ""; i++ {
+		k := "k" + strconv.Itoa(i)
+		switch keyOwner(t, c, prefix+k) {
+		case 1:
+			if on1 == "" {
+				on1 = k
+			}
+		case 2:
+			if moved == "" {
+				moved = k
+			}
+		}
+	}
+	slow := c.Nodes[1].Addr()
+	cl := goredis.NewClusterClient(&goredis.ClusterOptions{
+		Addrs: c.Addrs(), ContextTimeoutEnabled: true, MaxRetries: -1,
+		DialTimeout: time.Hour, ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour,
+		NewClient: func(o *goredis.Options) *goredis.Client {
+			nc := goredis.NewClient(o)
+			if o.Addr == slow {
+				nc.AddHook(&clockAheadHook{ms: behind})
+			}
+			return nc
+		},
+	})
+	t.Cleanup(func() { _ = cl.Close() })
+	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) { o.Prefix = prefix; o.Timeout = 200 * time.Millisecond })
+	// Writes answered on both masters: their estimates, the script known.
+	for _, k := range []string{on1, moved} {
+		if err := bt.Set(ctx, []byte(k), []byte("before"), time.Hour); err != nil {
+			t.Fatal(err)
+		}
+	}
+	admin1, admin2 := c.Nodes[1].Client(), c.Nodes[2].Client()
+	t.Cleanup(func() { _ = admin1.Close(); _ = admin2.Close() })
+	if err := admin2.Del(ctx, prefix+moved).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// moved's slot (now empty) goes to master 1; the client's map still
+	// names master 2.
+	slot := admin2.ClusterKeySlot(ctx, prefix+moved).Val()
+	var nodes [3]*goredis.Client
+	var ids [3]string
+	for i, s := range c.Nodes {
+		nodes[i] = s.Client()
+		t.Cleanup(func() { _ = nodes[i].Close() })
+		ids[i] = nodes[i].ClusterMyID(ctx).Val()
+	}
+	for _, step := range []struct {
+		node int
+		args []any
+	}{
+		{1, []any{"cluster", "setslot", slot, "importing", ids[2]}},
+		{2, []any{"cluster", "setslot", slot, "migrating", ids[1]}},
+		{1, []any{"cluster", "setslot", slot, "node", ids[1]}},
+		{2, []any{"cluster", "setslot", slot, "node", ids[1]}},
+		{0, []any{"cluster", "setslot", slot, "node", ids[1]}},
+	} {
+		if err := nodes[step.node].Do(ctx, step.args...).Err(); err != nil {
+			t.Fatalf("%v: %v", step.args, err)
+		}
+	}
+	calls := commandCalls(t, admin1, "evalsha")
+	resume := stopProcess(t, c.Nodes[1])
+	start := time.Now()
+	if err := bt.Set(ctx, []byte(moved), []byte("late"), time.Hour); err == nil {
+		t.Fatal("a write to a master that hangs succeeded")
+	}
+	returned := time.Since(start)
+	resume()
+	eventually(t, 10*time.Second, "master 1 ran the write it held", func() bool { return commandCalls(t, admin1, "evalsha") > calls })
+	if raw, ok := rawGet(t, admin1, prefix+moved); ok {
+		t.Errorf("a Set redirected to master 1 returned its error after %v (Timeout 200ms), yet master 1 ran it "+
+			"when it resumed and it landed: it holds %.40q, want no key (its latest time came from master 2's clock)",
+			returned.Round(time.Millisecond), raw)
+	}
+}
