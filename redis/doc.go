@@ -56,7 +56,8 @@
 // (a timeout) returns once it can no longer land (a few milliseconds after
 // its deadline). Until a first write has been answered there is no
 // estimate, and the writes sent meanwhile are not bounded; each server of
-// a cluster or ring has its own. The client's user must be allowed EVAL
+// a cluster or ring has its own (a cluster's write is bounded by the
+// earliest of its masters', as Redis may redirect it). The client's user must be allowed EVAL
 // and EVALSHA, and the commands the scripts run: TIME, SET, GET and TYPE.
 // A tombstone lasts TombstoneTTL of the server's time; a value expires at
 // the absolute time its writer's clock gave it (every instance then sees
