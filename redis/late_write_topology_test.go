@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,6 +119,11 @@ func TestClusterRedirectToMasterBehindDoesNotLandLate(t *testing.T) {
 	cl := goredis.NewClusterClient(&goredis.ClusterOptions{
 		Addrs: c.Addrs(), ContextTimeoutEnabled: true, MaxRetries: -1,
 		DialTimeout: time.Hour, ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour,
+		// Connections ready: a write that needed a new one to master 1
+		// once it hangs (the slot map's reload, on the MOVED, may hold
+		// the pooled one) would wait in its handshake, never sent, and
+		// the test could not see it run.
+		MinIdleConns: 4,
 		NewClient: func(o *goredis.Options) *goredis.Client {
 			nc := goredis.NewClient(o)
 			if o.Addr == slow {
@@ -166,12 +172,20 @@ func TestClusterRedirectToMasterBehindDoesNotLandLate(t *testing.T) {
 	calls := commandCalls(t, admin1, "evalsha")
 	resume := stopProcess(t, c.Nodes[1])
 	start := time.Now()
-	if err := bt.Set(ctx, []byte(moved), []byte("late"), time.Hour); err == nil {
+	err := bt.Set(ctx, []byte(moved), []byte("late"), time.Hour)
+	if err == nil {
 		t.Fatal("a write to a master that hangs succeeded")
 	}
 	returned := time.Since(start)
 	resume()
-	eventually(t, 10*time.Second, "master 1 ran the write it held", func() bool { return commandCalls(t, admin1, "evalsha") > calls })
+	if strings.Contains(err.Error(), "MOVED") {
+		// go-redis gave up on the redirection (its backoff before
+		// following it, within the write's deadline): nothing was
+		// sent to master 1, and nothing may land there.
+		t.Logf("the write was not redirected: %v", err)
+	} else {
+		eventually(t, 10*time.Second, "master 1 ran the write it held", func() bool { return commandCalls(t, admin1, "evalsha") > calls })
+	}
 	if raw, ok := rawGet(t, admin1, prefix+moved); ok {
 		t.Errorf("a Set redirected to master 1 returned its error after %v (Timeout 200ms), yet master 1 ran it "+
 			"when it resumed and it landed: it holds %.40q, want no key (its latest time came from master 2's clock)",
