@@ -54,16 +54,8 @@ func TestLateWriteGuardSurvivesIdleSpell(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := rawGet(t, admin, bt.prefix+"k")
-	calls := commandCalls(t, admin, "evalsha")
-
 	idleClock(&bt.core, bt.prefix+"k") // no write for 20 s
-
-	resume := stopProcess(t, srv)
-	if err := bt.Set(ctx, []byte("k"), []byte("late"), time.Hour); err == nil {
-		t.Fatal("a write to a Redis that hangs succeeded")
-	}
-	resume()
-	eventually(t, 10*time.Second, "Redis ran the write it held", func() bool { return commandCalls(t, admin, "evalsha") > calls })
+	writeHeldByHungServer(t, srv, admin, func() error { return bt.Set(ctx, []byte("k"), []byte("late"), time.Hour) })
 	if raw, _ := rawGet(t, admin, bt.prefix+"k"); raw != before {
 		t.Errorf("after 20 s without a write, a Set that reached Redis past its deadline (the caller had given up "+
 			"on it) landed: Redis holds %.40q, want %.40q as before it", raw, before)
@@ -152,16 +144,7 @@ func TestLateWriteGuardPerShardClock(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := rawGet(t, adminA, prefix+kA)
-	calls := commandCalls(t, adminA, "evalsha")
-
-	resume := stopProcess(t, srvA)
-	start := time.Now()
-	if err := bt.Set(ctx, []byte(kA), []byte("late"), time.Hour); err == nil {
-		t.Fatal("a write to a shard that hangs succeeded")
-	}
-	returned := time.Since(start)
-	resume()
-	eventually(t, 10*time.Second, "A ran the write it held", func() bool { return commandCalls(t, adminA, "evalsha") > calls })
+	returned := writeHeldByHungServer(t, srvA, adminA, func() error { return bt.Set(ctx, []byte(kA), []byte("late"), time.Hour) })
 	if raw, _ := rawGet(t, adminA, prefix+kA); raw != before {
 		t.Errorf("a Set to shard A returned its error after %v (Timeout 100ms), yet A ran it when it resumed "+
 			"and it landed: A holds %.40q, want %.40q as before it (the latest time came from shard B's clock)",
@@ -275,5 +258,85 @@ func TestCancelledUnsentWriteReturnsAtOnce(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Errorf("Set still running 2 s after its caller cancelled it (nothing sent, Redis healthy; Timeout %v)", timeout)
 		<-done
+	}
+}
+
+// writeHeldByHungServer stops srv, runs write (which must fail: srv
+// hangs), resumes srv, and waits until srv has run the write it held (one
+// EVALSHA more, counted through admin). It returns how long write took.
+func writeHeldByHungServer(t *testing.T, srv *redistest.Server, admin *goredis.Client, write func() error) time.Duration {
+	t.Helper()
+	calls := commandCalls(t, admin, "evalsha")
+	resume := stopProcess(t, srv)
+	start := time.Now()
+	if err := write(); err == nil {
+		t.Fatal("a write to a Redis that hangs succeeded")
+	}
+	took := time.Since(start)
+	resume()
+	eventually(t, 10*time.Second, "Redis ran the write it held", func() bool { return commandCalls(t, admin, "evalsha") > calls })
+	return took
+}
+
+// skewedCluster returns a client of c whose node client for master skewed
+// sees its clock ms milliseconds ahead (clockAheadHook; negative: behind),
+// with the deadline of each call alone ending it; tweak, if not nil,
+// adjusts its options.
+func skewedCluster(t *testing.T, c *redistest.Cluster, skewed int, ms int64, tweak func(*goredis.ClusterOptions)) *goredis.ClusterClient {
+	t.Helper()
+	addr := c.Nodes[skewed].Addr()
+	o := &goredis.ClusterOptions{
+		Addrs: c.Addrs(), ContextTimeoutEnabled: true, MaxRetries: -1,
+		DialTimeout: time.Hour, ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour,
+		NewClient: func(o *goredis.Options) *goredis.Client {
+			nc := goredis.NewClient(o)
+			if o.Addr == addr {
+				nc.AddHook(&clockAheadHook{ms: ms})
+			}
+			return nc
+		},
+	}
+	if tweak != nil {
+		tweak(o)
+	}
+	cl := goredis.NewClusterClient(o)
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
+
+// moveEmptySlot gives slot, which holds no key, from master from of c to
+// master to, and tells every master; clients keep their old map of the
+// slots until a redirection makes them reload it.
+func moveEmptySlot(t *testing.T, c *redistest.Cluster, slot int64, from, to int) {
+	t.Helper()
+	ctx := context.Background()
+	nodes := make([]*goredis.Client, len(c.Nodes))
+	ids := make([]string, len(c.Nodes))
+	for i, s := range c.Nodes {
+		nodes[i] = s.Client()
+		t.Cleanup(func() { _ = nodes[i].Close() })
+		ids[i] = nodes[i].ClusterMyID(ctx).Val()
+	}
+	steps := []struct {
+		node int
+		args []any
+	}{
+		{to, []any{"cluster", "setslot", slot, "importing", ids[from]}},
+		{from, []any{"cluster", "setslot", slot, "migrating", ids[to]}},
+		{to, []any{"cluster", "setslot", slot, "node", ids[to]}},
+		{from, []any{"cluster", "setslot", slot, "node", ids[to]}},
+	}
+	for i := range c.Nodes {
+		if i != from && i != to {
+			steps = append(steps, struct {
+				node int
+				args []any
+			}{i, []any{"cluster", "setslot", slot, "node", ids[to]}})
+		}
+	}
+	for _, step := range steps {
+		if err := nodes[step.node].Do(ctx, step.args...).Err(); err != nil {
+			t.Fatalf("%v: %v", step.args, err)
+		}
 	}
 }

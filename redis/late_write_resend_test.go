@@ -192,19 +192,7 @@ func TestClusterRedirectedWriteKeepsOldMastersClock(t *testing.T) {
 			moved = k
 		}
 	}
-	fast := c.Nodes[1].Addr()
-	cl := goredis.NewClusterClient(&goredis.ClusterOptions{
-		Addrs: c.Addrs(), ContextTimeoutEnabled: true, MaxRetries: -1,
-		DialTimeout: time.Hour, ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour,
-		NewClient: func(o *goredis.Options) *goredis.Client {
-			nc := goredis.NewClient(o)
-			if o.Addr == fast {
-				nc.AddHook(&clockAheadHook{ms: ahead})
-			}
-			return nc
-		},
-	})
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := skewedCluster(t, c, 1, ahead, nil)
 	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) { o.Prefix = prefix; o.Timeout = 200 * time.Millisecond })
 	// Writes answered: master 2's estimate, and the script known.
 	for _, k := range []string{kept, moved} {
@@ -217,42 +205,13 @@ func TestClusterRedirectedWriteKeepsOldMastersClock(t *testing.T) {
 	}
 	// moved's slot (now empty) goes to master 1; the client's map still
 	// names master 2.
-	slot := admin2.ClusterKeySlot(ctx, prefix+moved).Val()
-	var nodes [3]*goredis.Client
-	var ids [3]string
-	for i, s := range c.Nodes {
-		nodes[i] = s.Client()
-		t.Cleanup(func() { _ = nodes[i].Close() })
-		ids[i] = nodes[i].ClusterMyID(ctx).Val()
-	}
-	for _, step := range []struct {
-		node int
-		args []any
-	}{
-		{1, []any{"cluster", "setslot", slot, "importing", ids[2]}},
-		{2, []any{"cluster", "setslot", slot, "migrating", ids[1]}},
-		{1, []any{"cluster", "setslot", slot, "node", ids[1]}},
-		{2, []any{"cluster", "setslot", slot, "node", ids[1]}},
-		{0, []any{"cluster", "setslot", slot, "node", ids[1]}},
-	} {
-		if err := nodes[step.node].Do(ctx, step.args...).Err(); err != nil {
-			t.Fatalf("%v: %v", step.args, err)
-		}
-	}
+	moveEmptySlot(t, c, admin2.ClusterKeySlot(ctx, prefix+moved).Val(), 2, 1)
 	if err := bt.Set(ctx, []byte(moved), []byte("after the move"), time.Hour); err != nil {
 		t.Fatalf("Set redirected to the slot's new master: %v", err)
 	}
 
 	before, _ := rawGet(t, admin2, prefix+kept)
-	calls := commandCalls(t, admin2, "evalsha")
-	resume := stopProcess(t, c.Nodes[2])
-	start := time.Now()
-	if err := bt.Set(ctx, []byte(kept), []byte("late"), time.Hour); err == nil {
-		t.Fatal("a write to a master that hangs succeeded")
-	}
-	returned := time.Since(start)
-	resume()
-	eventually(t, 10*time.Second, "master 2 ran the write it held", func() bool { return commandCalls(t, admin2, "evalsha") > calls })
+	returned := writeHeldByHungServer(t, c.Nodes[2], admin2, func() error { return bt.Set(ctx, []byte(kept), []byte("late"), time.Hour) })
 	if raw, _ := rawGet(t, admin2, prefix+kept); raw != before {
 		t.Errorf("a Set to master 2 returned its error after %v (Timeout 200ms), yet master 2 ran it when it "+
 			"resumed and it landed: it holds %.40q, want %.40q as before (its estimate was reset from master 1's answer)",

@@ -115,24 +115,13 @@ func TestClusterRedirectToMasterBehindDoesNotLandLate(t *testing.T) {
 			}
 		}
 	}
-	slow := c.Nodes[1].Addr()
-	cl := goredis.NewClusterClient(&goredis.ClusterOptions{
-		Addrs: c.Addrs(), ContextTimeoutEnabled: true, MaxRetries: -1,
-		DialTimeout: time.Hour, ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour,
+	cl := skewedCluster(t, c, 1, behind, func(o *goredis.ClusterOptions) {
 		// Connections ready: a write that needed a new one to master 1
 		// once it hangs (the slot map's reload, on the MOVED, may hold
 		// the pooled one) would wait in its handshake, never sent, and
 		// the test could not see it run.
-		MinIdleConns: 4,
-		NewClient: func(o *goredis.Options) *goredis.Client {
-			nc := goredis.NewClient(o)
-			if o.Addr == slow {
-				nc.AddHook(&clockAheadHook{ms: behind})
-			}
-			return nc
-		},
+		o.MinIdleConns = 4
 	})
-	t.Cleanup(func() { _ = cl.Close() })
 	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) { o.Prefix = prefix; o.Timeout = 200 * time.Millisecond })
 	// Writes answered on both masters: their estimates, the script known.
 	for _, k := range []string{on1, moved} {
@@ -147,28 +136,7 @@ func TestClusterRedirectToMasterBehindDoesNotLandLate(t *testing.T) {
 	}
 	// moved's slot (now empty) goes to master 1; the client's map still
 	// names master 2.
-	slot := admin2.ClusterKeySlot(ctx, prefix+moved).Val()
-	var nodes [3]*goredis.Client
-	var ids [3]string
-	for i, s := range c.Nodes {
-		nodes[i] = s.Client()
-		t.Cleanup(func() { _ = nodes[i].Close() })
-		ids[i] = nodes[i].ClusterMyID(ctx).Val()
-	}
-	for _, step := range []struct {
-		node int
-		args []any
-	}{
-		{1, []any{"cluster", "setslot", slot, "importing", ids[2]}},
-		{2, []any{"cluster", "setslot", slot, "migrating", ids[1]}},
-		{1, []any{"cluster", "setslot", slot, "node", ids[1]}},
-		{2, []any{"cluster", "setslot", slot, "node", ids[1]}},
-		{0, []any{"cluster", "setslot", slot, "node", ids[1]}},
-	} {
-		if err := nodes[step.node].Do(ctx, step.args...).Err(); err != nil {
-			t.Fatalf("%v: %v", step.args, err)
-		}
-	}
+	moveEmptySlot(t, c, admin2.ClusterKeySlot(ctx, prefix+moved).Val(), 2, 1)
 	calls := commandCalls(t, admin1, "evalsha")
 	resume := stopProcess(t, c.Nodes[1])
 	start := time.Now()
