@@ -119,7 +119,6 @@ func TestSocketTimeoutWithoutResendDoesNotLandLate(t *testing.T) {
 
 func socketTimeoutLandsLate(t *testing.T, maxRetries int) {
 	checkLeaks(t)
-	ctx := context.Background()
 	srv := private(t)
 	admin := srv.Client()
 	t.Cleanup(func() { _ = admin.Close() })
@@ -130,28 +129,43 @@ func socketTimeoutLandsLate(t *testing.T, maxRetries int) {
 	t.Cleanup(func() { h.release(t) })
 	const timeout = 10 * time.Second
 	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) { o.Timeout = timeout })
-	// A write answered: the script known, and an estimate of the clock.
+	err1, _, want, raw := heldFirstThenSecond(t, bt, admin, h)
+	if raw != want {
+		t.Errorf("the first Set returned %v, the second Set succeeded after it, and then the first Set's held "+
+			"copy landed: Redis holds %.60q, want %.60q (the second Set's)", err1, raw, want)
+	}
+}
+
+// heldFirstThenSecond writes k through bt: "before" (an estimate of the
+// clock, the script known), then "first" with its bytes held on the way by
+// h, then "second"; it then releases the held bytes (a lost segment
+// arriving, within the first Set's Timeout) and waits until Redis has run
+// them. It returns the first Set's error and time, what Redis held after
+// the second Set (want) and what it holds at the end.
+func heldFirstThenSecond(t *testing.T, bt *ByteTier, admin *goredis.Client, h *heldWrites) (err1 error, took time.Duration, want, got string) {
+	t.Helper()
+	ctx := context.Background()
 	if err := bt.Set(ctx, []byte("k"), []byte("before"), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	h.arm()
-	err1 := bt.Set(ctx, []byte("k"), []byte("first"), time.Hour)
+	start := time.Now()
+	err1 = bt.Set(ctx, []byte("k"), []byte("first"), time.Hour)
+	took = time.Since(start)
 	select {
 	case <-h.held:
 	default:
 		t.Fatal("the write was not held")
 	}
-	if err2 := bt.Set(ctx, []byte("k"), []byte("second"), time.Hour); err2 != nil {
-		t.Fatalf("second Set: %v", err2)
+	if err := bt.Set(ctx, []byte("k"), []byte("second"), time.Hour); err != nil {
+		t.Fatalf("second Set: %v", err)
 	}
-	want, _ := rawGet(t, admin, bt.prefix+"k")
+	want, _ = rawGet(t, admin, bt.prefix+"k")
 	calls := commandCalls(t, admin, "evalsha")
-	h.release(t) // the lost segment arrives, well within the first Set's Timeout
+	h.release(t)
 	eventually(t, 10*time.Second, "Redis ran the held write", func() bool { return commandCalls(t, admin, "evalsha") > calls })
-	if raw, _ := rawGet(t, admin, bt.prefix+"k"); raw != want {
-		t.Errorf("the first Set returned %v, the second Set succeeded after it, and then the first Set's held "+
-			"copy landed: Redis holds %.60q, want %.60q (the second Set's)", err1, raw, want)
-	}
+	got, _ = rawGet(t, admin, bt.prefix+"k")
+	return err1, took, want, got
 }
 
 // On a cluster the write's estimate is picked by the master that the

@@ -15,7 +15,6 @@ import (
 // first write script's bytes), with a ByteTier of the given Timeout.
 func ringSocketTimeoutLandsLate(t *testing.T, opts *goredis.RingOptions, timeout time.Duration) {
 	checkLeaks(t)
-	ctx := context.Background()
 	srv := private(t)
 	admin := srv.Client()
 	t.Cleanup(func() { _ = admin.Close() })
@@ -28,27 +27,8 @@ func ringSocketTimeoutLandsLate(t *testing.T, opts *goredis.RingOptions, timeout
 	t.Cleanup(func() { _ = ring.Close() })
 	t.Cleanup(func() { h.release(t) })
 	bt, _ := newByteTier(t, ring, func(o *ByteTierOptions) { o.Timeout = timeout })
-	// A write answered: the script known, and an estimate of the clock.
-	if err := bt.Set(ctx, []byte("k"), []byte("before"), time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	h.arm()
-	start := time.Now()
-	err1 := bt.Set(ctx, []byte("k"), []byte("first"), time.Hour)
-	returned := time.Since(start)
-	select {
-	case <-h.held:
-	default:
-		t.Fatal("the write was not held")
-	}
-	if err2 := bt.Set(ctx, []byte("k"), []byte("second"), time.Hour); err2 != nil {
-		t.Fatalf("second Set: %v", err2)
-	}
-	want, _ := rawGet(t, admin, bt.prefix+"k")
-	calls := commandCalls(t, admin, "evalsha")
-	h.release(t) // the lost segment arrives, within the first Set's Timeout
-	eventually(t, 10*time.Second, "Redis ran the held write", func() bool { return commandCalls(t, admin, "evalsha") > calls })
-	if raw, _ := rawGet(t, admin, bt.prefix+"k"); raw != want {
+	err1, returned, want, raw := heldFirstThenSecond(t, bt, admin, h)
+	if raw != want {
 		t.Errorf("the first Set returned %v after %v (Timeout %v), the second Set succeeded after it, and then the "+
 			"first Set's held copy landed: Redis holds %.60q, want %.60q (the second Set's)",
 			err1, returned.Round(time.Millisecond), timeout, raw, want)
