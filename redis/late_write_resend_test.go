@@ -129,7 +129,7 @@ func socketTimeoutLandsLate(t *testing.T, maxRetries int) {
 	t.Cleanup(func() { h.release(t) })
 	const timeout = 10 * time.Second
 	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) { o.Timeout = timeout })
-	err1, _, want, raw := heldFirstThenSecond(t, bt, admin, h)
+	_, want, raw, err1 := heldFirstThenSecond(t, bt, admin, h)
 	if raw != want {
 		t.Errorf("the first Set returned %v, the second Set succeeded after it, and then the first Set's held "+
 			"copy landed: Redis holds %.60q, want %.60q (the second Set's)", err1, raw, want)
@@ -140,9 +140,9 @@ func socketTimeoutLandsLate(t *testing.T, maxRetries int) {
 // clock, the script known), then "first" with its bytes held on the way by
 // h, then "second"; it then releases the held bytes (a lost segment
 // arriving, within the first Set's Timeout) and waits until Redis has run
-// them. It returns the first Set's error and time, what Redis held after
-// the second Set (want) and what it holds at the end.
-func heldFirstThenSecond(t *testing.T, bt *ByteTier, admin *goredis.Client, h *heldWrites) (err1 error, took time.Duration, want, got string) {
+// them. It returns the first Set's time, what Redis held after the second
+// Set (want), what it holds at the end, and the first Set's error.
+func heldFirstThenSecond(t *testing.T, bt *ByteTier, admin *goredis.Client, h *heldWrites) (took time.Duration, want, got string, err1 error) {
 	t.Helper()
 	ctx := context.Background()
 	if err := bt.Set(ctx, []byte("k"), []byte("before"), time.Hour); err != nil {
@@ -165,7 +165,7 @@ func heldFirstThenSecond(t *testing.T, bt *ByteTier, admin *goredis.Client, h *h
 	h.release(t)
 	eventually(t, 10*time.Second, "Redis ran the held write", func() bool { return commandCalls(t, admin, "evalsha") > calls })
 	got, _ = rawGet(t, admin, bt.prefix+"k")
-	return err1, took, want, got
+	return took, want, got, err1
 }
 
 // On a cluster the write's estimate is picked by the master that the

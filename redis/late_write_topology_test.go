@@ -27,7 +27,7 @@ func ringSocketTimeoutLandsLate(t *testing.T, opts *goredis.RingOptions, timeout
 	t.Cleanup(func() { _ = ring.Close() })
 	t.Cleanup(func() { h.release(t) })
 	bt, _ := newByteTier(t, ring, func(o *ByteTierOptions) { o.Timeout = timeout })
-	err1, returned, want, raw := heldFirstThenSecond(t, bt, admin, h)
+	returned, want, raw, err1 := heldFirstThenSecond(t, bt, admin, h)
 	if raw != want {
 		t.Errorf("the first Set returned %v after %v (Timeout %v), the second Set succeeded after it, and then the "+
 			"first Set's held copy landed: Redis holds %.60q, want %.60q (the second Set's)",
