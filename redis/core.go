@@ -457,17 +457,21 @@ func (c *core) limitOf(rkey string) time.Duration {
 // earliest, and settle the last, of every master's that has an estimate,
 // so that the write cannot land late on any (a write to a master whose
 // clock is ahead may then be refused in time, and is sent again bounded by
-// its answer).
+// its answer). A write to a master with no estimate yet (this process has
+// had no answer of it) is bounded by the other masters' too, as well as
+// their clocks agree with its.
 func (c *core) bound(clock *serverClock, deadline time.Time, bounded bool) (latest int64, settle time.Time) {
 	latest, settle = clock.latest(deadline, bounded)
-	if _, ok := c.client.(*goredis.ClusterClient); !ok || latest == 0 {
+	if _, ok := c.client.(*goredis.ClusterClient); !ok || !bounded {
 		return latest, settle
 	}
 	c.clocksMu.Lock()
 	defer c.clocksMu.Unlock()
 	for _, o := range c.clocks {
 		if l, st := o.latest(deadline, true); l != 0 {
-			latest = min(latest, l)
+			if latest == 0 || l < latest {
+				latest = l
+			}
 			if st.After(settle) {
 				settle = st
 			}

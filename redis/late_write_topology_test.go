@@ -140,3 +140,63 @@ func TestClusterRedirectToMasterBehindDoesNotLandLate(t *testing.T) {
 			returned.Round(time.Millisecond), raw)
 	}
 }
+
+// On a cluster, a write to a master this process had no answer of yet
+// (its first write there) carried no latest time at all, even when the
+// other masters' clocks were estimated: held by that master while it hung,
+// a timed-out Set landed when it resumed, over whatever had been written
+// since. It is now bounded by the other masters' estimates (all three
+// masters here run on one host: one clock).
+func TestClusterFirstWriteToMasterIsBoundedByOthers(t *testing.T) {
+	checkLeaks(t)
+	ctx := context.Background()
+	c := frozenCluster(t)
+	var prefix string
+	for i := 0; prefix == ""; i++ {
+		p := testPrefix(t) + strconv.Itoa(i) + ":"
+		if keyOwner(t, c, p+"invalidate") == 0 {
+			prefix = p
+		}
+	}
+	var on1, on2 string
+	for i := 0; on1 == "" || on2 == ""; i++ {
+		k := "k" + strconv.Itoa(i)
+		switch keyOwner(t, c, prefix+k) {
+		case 1:
+			on1 = k
+		case 2:
+			on2 = k
+		}
+	}
+	cl := goredis.NewClusterClient(&goredis.ClusterOptions{
+		Addrs: c.Addrs(), ContextTimeoutEnabled: true, MaxRetries: -1, MinIdleConns: 4,
+		DialTimeout: time.Hour, ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour,
+	})
+	t.Cleanup(func() { _ = cl.Close() })
+	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) { o.Prefix = prefix; o.Timeout = 200 * time.Millisecond })
+	// A write answered by master 2 (its estimate; the script known to the
+	// client), a read of master 1 (a connection to it ready), and master 1
+	// knowing the script with a value in the key, written behind the
+	// client's back: the client has no estimate of master 1's clock.
+	if err := bt.Set(ctx, []byte(on2), []byte("before"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := bt.Get(ctx, nil, []byte(on1)); err != nil {
+		t.Fatal(err)
+	}
+	admin1 := c.Nodes[1].Client()
+	t.Cleanup(func() { _ = admin1.Close() })
+	if err := admin1.ScriptLoad(ctx, writeScript).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin1.Set(ctx, prefix+on1, "before", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	took := writeHeldByHungServer(t, c.Nodes[1], admin1, func() error {
+		return bt.Set(ctx, []byte(on1), []byte("late"), time.Hour)
+	})
+	if raw, _ := rawGet(t, admin1, prefix+on1); raw != "before" {
+		t.Errorf("a first Set to master 1 returned its error after %v (Timeout 200ms), yet master 1 ran it when it resumed: "+
+			"it holds %.40q, want %q (the other masters' estimates bound it)", took.Round(time.Millisecond), raw, "before")
+	}
+}
