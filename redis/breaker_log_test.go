@@ -14,9 +14,9 @@ import (
 func TestBreakerLogShowsTheClosingAfterHalfOpen(t *testing.T) {
 	var buf bytes.Buffer
 	c := &core{log: slog.New(slog.NewTextHandler(&buf, nil))}
-	c.breakerChanged(BreakerClosed, BreakerOpen)
-	c.breakerChanged(BreakerOpen, BreakerHalfOpen)
-	c.breakerChanged(BreakerHalfOpen, BreakerClosed)
+	c.breakerChanged("", BreakerClosed, BreakerOpen)
+	c.breakerChanged("", BreakerOpen, BreakerHalfOpen)
+	c.breakerChanged("", BreakerHalfOpen, BreakerClosed)
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 3 || !strings.Contains(lines[2], "to="+BreakerClosed.String()) {
 		t.Errorf("log of closed → open → half-open → closed:\n%s\nwant three lines, the last to=%s", buf.String(), BreakerClosed)

@@ -57,8 +57,9 @@ type ByteTierOptions struct {
 
 	// BreakerFailures is the number of consecutive failed Redis calls
 	// that opens the circuit breaker (as Options.BreakerFailures: a write
-	// refused while Redis answers reads is not one); while it is open,
-	// calls fail at once with ErrUnavailable. Default
+	// refused while Redis answers reads is not one; on a cluster or ring
+	// each node has its own breaker); while it is open, the calls it
+	// covers fail at once with ErrUnavailable. Default
 	// DefaultBreakerFailures (5).
 	BreakerFailures int
 
@@ -302,18 +303,19 @@ func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl 
 	if err := t.fits(len(key), 0); err != nil {
 		return dst, 0, false, fmt.Errorf("redis: reading %.64q: %w", key, err)
 	}
-	tk, ok := t.brk.allow()
-	if !ok {
-		t.st.l2Skipped.Add(1)
-		return dst, 0, false, ErrUnavailable
-	}
 	up, confirms := t.subscriptionMark()
 	start := time.Now()
 	cctx, cancel := t.callContext(ctx, start)
 	defer cancel()
-	var raw string
 	rkey := t.prefix + string(key) // here: key is the caller's again once Get returns
-	err = t.call(ctx, tk, false, func() (err error) {
+	brk := t.breakerAt(t.nodeAddr(cctx, rkey))
+	tk, ok := brk.allow()
+	if !ok {
+		t.st.l2Skipped.Add(1)
+		return dst, 0, false, ErrUnavailable
+	}
+	var raw string
+	err = t.call(ctx, brk, tk, false, func() (err error) {
 		if ctx.Done() == nil {
 			raw, err = t.get(cctx, rkey)
 		} else {

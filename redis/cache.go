@@ -442,16 +442,17 @@ func (c *Cache[V]) read(ctx context.Context, key string) (entry, time.Duration, 
 		c.logs.log(c.log, "large", "redis: key not read", "err", err)
 		return entry{}, 0, l2Unavailable, start
 	}
-	tk, ok := c.brk.allow()
+	cctx, cancel := c.callContext(ctx, start)
+	defer cancel()
+	rkey := c.prefix + key
+	brk := c.breakerAt(c.nodeAddr(cctx, rkey))
+	tk, ok := brk.allow()
 	if !ok {
 		c.st.l2Skipped.Add(1)
 		return entry{}, 0, l2Unavailable, start
 	}
-	cctx, cancel := c.callContext(ctx, start)
-	defer cancel()
-	rkey := c.prefix + key
 	var res readResult
-	err := c.call(ctx, tk, false, func() error {
+	err := c.call(ctx, brk, tk, false, func() error {
 		res = c.reads.get(ctx, cctx, rkey, start)
 		return res.err
 	})
@@ -734,16 +735,17 @@ func (c *Cache[V]) writeLoaded(w write) {
 		return
 	}
 	latest := wallClock().Add(allowed - age).UnixMilli()
-	tk, ok := c.brk.allow()
+	ctx, cancel := context.WithTimeout(c.life, c.timeout)
+	defer cancel()
+	brk := c.breakerAt(c.nodeAddr(ctx, w.key))
+	tk, ok := brk.allow()
 	if !ok {
 		c.st.l2Skipped.Add(1)
 		c.st.l2WritesDropped.Add(1)
 		return
 	}
-	ctx, cancel := context.WithTimeout(c.life, c.timeout)
-	defer cancel()
 	var n int
-	err := c.call(c.life, tk, true, func() error {
+	err := c.call(c.life, brk, tk, true, func() error {
 		// On a writer goroutine: a panic (in a client hook) is an error.
 		return recovered(func() (err error) {
 			n, err = c.cas.Run(ctx, c.client, []string{w.key}, w.token, w.data, expiry(w.data), latest).Int()

@@ -37,7 +37,15 @@ type core struct {
 	timeout, degradedTTL          time.Duration
 	healthCheck, resubscribeDelay time.Duration
 
-	brk       *breaker
+	// The circuit breakers (see breakerOf): brk for a client of one
+	// server, and on a cluster or ring for the keys whose node is not
+	// known; breakers, one per node address of a cluster or ring, made as
+	// their nodes are first called (newBreakerAt).
+	brk          *breaker
+	breakersMu   sync.Mutex
+	breakers     map[string]*breaker
+	newBreakerAt func(addr string) *breaker
+
 	deadlines *deadlines  // of calls from contexts that are never cancelled (callContext)
 	scripted  atomic.Bool // a write's script has run: later writes send it by its hash
 
@@ -145,18 +153,74 @@ func (c *core) init(s coreSettings) {
 	case ShardedOn:
 		c.sharded = true
 	}
-	c.brk = newBreaker(s.breakerFailures, s.breakerOpenFor, s.clock, c.breakerChanged)
+	c.newBreakerAt = func(addr string) *breaker {
+		return newBreaker(s.breakerFailures, s.breakerOpenFor, s.clock, func(from, to BreakerState) { c.breakerChanged(addr, from, to) })
+	}
+	c.brk = c.newBreakerAt("")
+	c.breakers = map[string]*breaker{}
 	c.life, c.endLife = context.WithCancel(context.Background())
 	c.firstTry = make(chan struct{})
 }
 
-// breakerChanged logs a change of the breaker's state, at most one a
-// second for each state it changes to: under one limit for all, the quick
-// half-open → closed that follows a probe's success was dropped after the
-// open → half-open logged just before, and the log's last word said
-// half-open while the breaker was closed.
-func (c *core) breakerChanged(from, to BreakerState) {
-	c.logs.log(c.log, "breaker "+to.String(), "redis: circuit breaker", "from", from.String(), "to", to.String())
+// breakerChanged logs a change of the state of the breaker of node addr
+// ("": brk), at most one a second for each breaker and state it changes
+// to: under one limit for all, the quick half-open → closed that follows a
+// probe's success was dropped after the open → half-open logged just
+// before, and the log's last word said half-open while the breaker was
+// closed.
+func (c *core) breakerChanged(addr string, from, to BreakerState) {
+	if addr == "" {
+		c.logs.log(c.log, "breaker "+to.String(), "redis: circuit breaker", "from", from.String(), "to", to.String())
+		return
+	}
+	c.logs.log(c.log, "breaker "+to.String()+" "+addr, "redis: circuit breaker", "node", addr, "from", from.String(), "to", to.String())
+}
+
+// nodeAddr returns the address of the node that serves rkey on a cluster
+// or ring, "" on a client of one server or if the node is not known.
+// While brk is not closed (the cluster's or ring's nodes could not be
+// found for the last calls) it returns "" without asking the client, which
+// might wait to load a cluster's map of the slots: brk then fails the
+// calls at once, and its probe finds out whether the nodes can be found
+// again.
+func (c *core) nodeAddr(ctx context.Context, rkey string) string {
+	if c.nodeOf == nil || c.brk.State() != BreakerClosed {
+		return ""
+	}
+	return c.nodeOf(ctx, rkey)
+}
+
+// breakerAt returns the breaker of the calls to the node at addr (see
+// nodeAddr): on a cluster or ring each node has its own, so that a master
+// or shard that is down or hangs stops the calls for its keys only.
+func (c *core) breakerAt(addr string) *breaker {
+	if addr == "" {
+		return c.brk
+	}
+	c.breakersMu.Lock()
+	defer c.breakersMu.Unlock()
+	b := c.breakers[addr]
+	if b == nil {
+		b = c.newBreakerAt(addr)
+		c.breakers[addr] = b
+	}
+	return b
+}
+
+// breakerState returns the most severe state of the breakers (open, then
+// half-open, then closed) and how often they opened, all together.
+func (c *core) breakerState() (BreakerState, uint64) {
+	rank := func(s BreakerState) int { return [...]int{BreakerClosed: 0, BreakerHalfOpen: 1, BreakerOpen: 2}[s] }
+	state, opens := c.brk.State(), c.brk.opens.Load()
+	c.breakersMu.Lock()
+	defer c.breakersMu.Unlock()
+	for _, b := range c.breakers {
+		if s := b.State(); rank(s) > rank(state) {
+			state = s
+		}
+		opens += b.opens.Load()
+	}
+	return state, opens
 }
 
 // startSubscription starts the subscription's goroutine and waits up to
@@ -271,14 +335,16 @@ func (c *core) ID() string { return c.id }
 // invalidation is counted in Stats.InvalidationsSent when Redis accepted
 // its publication, whether or not the write succeeded.
 func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd) (int64, error) {
-	tk, ok := c.brk.allow()
+	now := time.Now()
+	cctx, cancel := c.callContext(ctx, now)
+	defer cancel()
+	addr := c.nodeAddr(cctx, c.prefix+key)
+	brk := c.breakerAt(addr)
+	tk, ok := brk.allow()
 	if !ok {
 		c.st.l2Skipped.Add(1)
 		return 0, ErrUnavailable
 	}
-	now := time.Now()
-	cctx, cancel := c.callContext(ctx, now)
-	defer cancel()
 	if lim := c.limitOf(c.prefix + key); lim > 0 {
 		// go-redis gives up on a call at the client's read or write
 		// timeout, and sends it again (MaxRetries): the first attempt,
@@ -302,8 +368,8 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 	var w *goredis.Cmd
 	var pub *goredis.IntCmd
 	var code int64
-	clock := c.clockOf(cctx, c.prefix+key)
-	c.call(ctx, tk, true, func() error {
+	clock := c.clockAt(addr)
+	c.call(ctx, brk, tk, true, func() error {
 		_, oneConn := c.client.(*goredis.Client)
 		whole := !c.scripted.Load()
 		var again *sample // the bound of a write sent again after a refusal in time
@@ -480,12 +546,9 @@ func (c *core) bound(clock *serverClock, deadline time.Time, bounded bool) (late
 	return latest, settle
 }
 
-// clockOf returns the estimate of the clock of the server that holds rkey.
-func (c *core) clockOf(ctx context.Context, rkey string) *serverClock {
-	addr := ""
-	if c.nodeOf != nil {
-		addr = c.nodeOf(ctx, rkey)
-	}
+// clockAt returns the estimate of the clock of the server at addr (see
+// nodeAddr).
+func (c *core) clockAt(addr string) *serverClock {
 	c.clocksMu.Lock()
 	defer c.clocksMu.Unlock()
 	s := c.clocks[addr]
@@ -523,21 +586,21 @@ func scriptAnswer(w *goredis.Cmd) (code, server int64, err error) {
 	return 0, 0, err
 }
 
-// call runs f, a Redis call that the breaker admitted with tk, a write if
+// call runs f, a Redis call that breaker b admitted with tk, a write if
 // write is set, and reports how it went (report), returning f's error. If
 // f panics (in a hook of the client, say), the panic goes on after call
 // has reported the call as neutral: the breaker must hear of every call it
 // admitted, or a probe that panicked would leave it half-open for good.
-func (c *core) call(ctx context.Context, tk ticket, write bool, f func() error) error {
+func (c *core) call(ctx context.Context, b *breaker, tk ticket, write bool, f func() error) error {
 	returned := false
 	defer func() {
 		if !returned {
-			c.brk.neutral(tk)
+			b.neutral(tk)
 		}
 	}()
 	err := f()
 	returned = true
-	c.report(ctx, tk, write, err)
+	c.report(ctx, b, tk, write, err)
 	return err
 }
 
@@ -676,7 +739,7 @@ func recovered(f func() error) (err error) {
 	return f()
 }
 
-// report tells the breaker how a Redis call, admitted with tk, went. A
+// report tells breaker b how a Redis call, admitted with tk, went. A
 // call that ended because ctx (the caller's) ended tells nothing, nor does
 // one refused by Close (ErrClosed), nor one that panicked on one of the
 // package's own goroutines (its error is the *clientPanic that recovered
@@ -686,16 +749,16 @@ func recovered(f func() error) (err error) {
 // write, unless it says more than that the server takes no writes
 // (writeRefused): one breaker gates reads and writes alike, and a Redis
 // that is full or a replica answers reads.
-func (c *core) report(ctx context.Context, tk ticket, write bool, err error) {
+func (c *core) report(ctx context.Context, b *breaker, tk ticket, write bool, err error) {
 	switch {
 	case err == nil || errors.Is(err, goredis.Nil):
-		c.brk.success(tk)
+		b.success(tk)
 	case callerEnded(ctx, err) || isPanic(err) || errors.Is(err, ErrClosed):
-		c.brk.neutral(tk)
+		b.neutral(tk)
 	case isServerReply(err) && (!unavailableReply(err) || write && writeRefused(err)):
-		c.brk.success(tk)
+		b.success(tk)
 	default:
-		c.brk.failure(tk)
+		b.failure(tk)
 		if cc, ok := c.client.(*goredis.ClusterClient); ok {
 			// go-redis reloads its map of the slots on MOVED or every
 			// ClusterStateReloadInterval (a minute by default), not when

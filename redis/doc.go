@@ -91,10 +91,16 @@
 // never touches Redis, the breaker or a lock that a Redis call holds, so a
 // Redis that is down or hangs never delays it.
 //
-// The breaker is one for the whole client: on a Redis Cluster, a master
-// that is down (with its slots not covered by a replica) fails the calls
-// for its keys, and BreakerFailures of them in a row open the breaker for
-// every key, those of the healthy masters too, until a probe succeeds. A
+// On a Redis Cluster or a goredis.Ring each node (master or shard) has its
+// own breaker: a master that is down or hangs (with its slots not covered
+// by a replica) fails the calls for its keys, BreakerFailures of them in a
+// row open its breaker, and the calls for its keys then fail at once until
+// a probe succeeds, while the healthy masters' keys go on as before.
+// Stats.Breaker shows the most severe of the breakers' states. The
+// publication of a write's invalidation counts for the breaker of the
+// write's key, whichever node holds the channel. A further breaker covers
+// the calls whose node the client cannot name (a cluster whose map of the
+// slots cannot be loaded); while it is open, no call asks for the node. A
 // write that Redis refuses while it answers reads (OOM, READONLY, ...) is
 // no failure (see Options.BreakerFailures).
 //

@@ -164,7 +164,9 @@ type Options[V any] struct {
 	// the server cannot serve (LOADING, BUSY, NOAUTH, ...). A write that
 	// Redis refuses while it answers reads (OOM, READONLY, NOREPLICAS,
 	// MISCONF, NOPERM) fails and is counted, but is no failure for the
-	// breaker: reads go on. Default DefaultBreakerFailures (5).
+	// breaker: reads go on. On a Redis Cluster or a goredis.Ring each node
+	// has its own breaker (see the package documentation, Faults). Default
+	// DefaultBreakerFailures (5).
 	BreakerFailures int
 
 	// BreakerOpenFor is how long the breaker stays open before it lets

@@ -114,7 +114,9 @@ type Stats struct {
 	Loads, LoadErrors uint64
 
 	// Breaker is the circuit breaker's state; BreakerOpens counts how often
-	// it opened.
+	// it opened. On a Redis Cluster or a goredis.Ring, where each node has
+	// its own breaker, Breaker is the most severe of their states (open,
+	// then half-open, then closed) and BreakerOpens their sum.
 	Breaker      BreakerState
 	BreakerOpens uint64
 
@@ -145,6 +147,7 @@ func (c *Cache[V]) Stats() Stats {
 // stats returns the counters of Redis and of the invalidations.
 func (c *core) stats() Stats {
 	s := &c.st
+	brk, opens := c.breakerState()
 	return Stats{
 		L2Hits:                s.l2Hits.Load(),
 		L2Misses:              s.l2Misses.Load(),
@@ -161,8 +164,8 @@ func (c *core) stats() Stats {
 		L2TooLarge:            s.l2TooLarge.Load(),
 		Loads:                 s.loads.Load(),
 		LoadErrors:            s.loadErrors.Load(),
-		Breaker:               c.brk.State(),
-		BreakerOpens:          c.brk.opens.Load(),
+		Breaker:               brk,
+		BreakerOpens:          opens,
 		InvalidationsSent:     s.sent.Load(),
 		InvalidationsReceived: s.received.Load(),
 		InvalidationsIgnored:  s.ignored.Load(),
