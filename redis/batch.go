@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -53,6 +54,10 @@ type reads struct {
 	// keys over nodes; nil for the others (one node). A key whose node is
 	// not known (no cluster state) is nil's.
 	nodeOf func(ctx context.Context, key string) *goredis.Client
+	// mapped is the core's: nodeOf answers without a round trip (see
+	// core.nodeAddr); until then a read whose caller may cancel does not
+	// ask it, and goes with the reads of unknown nodes.
+	mapped *atomic.Bool
 
 	mu       sync.Mutex
 	idle     *sync.Cond // signalled when inFlight and alone both drop to zero
@@ -70,7 +75,7 @@ type nodeReads struct {
 }
 
 func newReads(c *core, exact bool, maxInFlight int) *reads {
-	r := &reads{client: c.client, exact: exact, timeout: c.timeout, deadlines: c.deadlines, maxInFlight: maxInFlight}
+	r := &reads{client: c.client, exact: exact, timeout: c.timeout, deadlines: c.deadlines, maxInFlight: maxInFlight, mapped: &c.mapped}
 	switch cl := c.client.(type) {
 	case *goredis.ClusterClient:
 		r.nodeOf = func(ctx context.Context, key string) *goredis.Client {
@@ -127,7 +132,7 @@ func (r *reads) forget(node *goredis.Client, n *nodeReads) {
 // after Close has returned; wait waits for those started before.
 func (r *reads) get(ctx, cctx context.Context, key string, start time.Time) readResult {
 	var node *goredis.Client
-	if r.nodeOf != nil && r.maxInFlight > 0 {
+	if r.nodeOf != nil && r.maxInFlight > 0 && (ctx.Done() == nil || r.mapped.Load()) {
 		node = r.nodeOf(cctx, key) // before the lock: it may load the cluster's state
 	}
 	r.mu.Lock()

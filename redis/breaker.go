@@ -57,8 +57,9 @@ type breaker struct {
 	failures atomic.Int64  // consecutive failures while closed; written under mu
 	opens    atomic.Uint64 // times the breaker opened
 
-	mu       sync.Mutex // guards transitions and openedAt
+	mu       sync.Mutex // guards transitions, openedAt and asked
 	openedAt time.Time
+	asked    time.Time // while not closed: the last call's allow, or the opening
 }
 
 // ticket identifies the state a call was admitted in (see breaker).
@@ -100,12 +101,15 @@ func (b *breaker) allow() (ticket, bool) {
 		// A clock that stepped back since the breaker opened (an
 		// injected Clock) lets the probe through at once, rather than
 		// keeping the breaker open for the size of the step.
-		if el := b.nowLocked().Sub(b.openedAt); el >= b.openFor || el < 0 {
+		b.asked = b.nowLocked()
+		if el := b.asked.Sub(b.openedAt); el >= b.openFor || el < 0 {
 			b.set(BreakerHalfOpen)
 			t = b.current()
 			b.unlock(BreakerOpen, BreakerHalfOpen)
 			return t, true // this call is the probe
 		}
+	case BreakerHalfOpen:
+		b.asked = b.nowLocked()
 	}
 	b.mu.Unlock()
 	return 0, false
@@ -163,6 +167,23 @@ func (b *breaker) neutral(t ticket) {
 	b.mu.Unlock()
 }
 
+// forgotten reports whether the breaker is not closed and no call has
+// asked it for longer than idle (by its clock): its state then says
+// nothing of a node that no call goes to any more. (The breakers of a
+// cluster's or ring's past nodes are kept: one per address ever seen.)
+func (b *breaker) forgotten(idle time.Duration) bool {
+	if b.State() == BreakerClosed {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.current().state() == BreakerClosed {
+		return false
+	}
+	el := b.nowLocked().Sub(b.asked)
+	return el > idle || el < 0
+}
+
 // nowLocked is now for a caller that holds b.mu: if the Clock panics, it
 // releases b.mu (and the panic goes on), or every later call that found the
 // breaker open, and every failure reported, would wait for it for ever.
@@ -181,6 +202,7 @@ func (b *breaker) nowLocked() time.Time {
 // open opens the breaker. The caller holds b.mu.
 func (b *breaker) open() {
 	b.openedAt = b.nowLocked()
+	b.asked = b.openedAt
 	b.failures.Store(0)
 	b.opens.Add(1)
 	b.set(BreakerOpen)

@@ -308,7 +308,7 @@ func (t *ByteTier) Get(ctx context.Context, dst, key []byte) (value []byte, ttl 
 	cctx, cancel := t.callContext(ctx, start)
 	defer cancel()
 	rkey := t.prefix + string(key) // here: key is the caller's again once Get returns
-	brk := t.breakerAt(t.nodeAddr(cctx, rkey))
+	brk := t.breakerAt(t.nodeAddr(ctx, cctx, rkey))
 	tk, ok := brk.allow()
 	if !ok {
 		t.st.l2Skipped.Add(1)

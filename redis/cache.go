@@ -445,7 +445,7 @@ func (c *Cache[V]) read(ctx context.Context, key string) (entry, time.Duration, 
 	cctx, cancel := c.callContext(ctx, start)
 	defer cancel()
 	rkey := c.prefix + key
-	brk := c.breakerAt(c.nodeAddr(cctx, rkey))
+	brk := c.breakerAt(c.nodeAddr(ctx, cctx, rkey))
 	tk, ok := brk.allow()
 	if !ok {
 		c.st.l2Skipped.Add(1)
@@ -737,7 +737,7 @@ func (c *Cache[V]) writeLoaded(w write) {
 	latest := wallClock().Add(allowed - age).UnixMilli()
 	ctx, cancel := context.WithTimeout(c.life, c.timeout)
 	defer cancel()
-	brk := c.breakerAt(c.nodeAddr(ctx, w.key))
+	brk := c.breakerAt(c.nodeAddr(c.life, ctx, w.key))
 	tk, ok := brk.allow()
 	if !ok {
 		c.st.l2Skipped.Add(1)

@@ -53,6 +53,7 @@ type core struct {
 	// (see serverClock): one per server address, nodeOf's for a key ("" for
 	// a client of one server).
 	nodeOf   func(ctx context.Context, rkey string) string
+	mapped   atomic.Bool // nodeOf answers without a round trip (see nodeAddr)
 	clocksMu sync.Mutex
 	clocks   map[string]*serverClock
 
@@ -142,6 +143,7 @@ func (c *core) init(s coreSettings) {
 			}
 			return ""
 		}
+		c.mapped.Store(true) // a ring's shards are known without asking them
 	}
 	c.degradedTTL = s.degradedTTL
 	c.healthCheck = s.healthCheck
@@ -177,17 +179,26 @@ func (c *core) breakerChanged(addr string, from, to BreakerState) {
 }
 
 // nodeAddr returns the address of the node that serves rkey on a cluster
-// or ring, "" on a client of one server or if the node is not known.
-// While brk is not closed (the cluster's or ring's nodes could not be
-// found for the last calls) it returns "" without asking the client, which
-// might wait to load a cluster's map of the slots: brk then fails the
-// calls at once, and its probe finds out whether the nodes can be found
-// again.
-func (c *core) nodeAddr(ctx context.Context, rkey string) string {
-	if c.nodeOf == nil || c.brk.State() != BreakerClosed {
+// or ring, "" on a client of one server or if the node is not known. ctx
+// is the caller's context, cctx the call's (callContext), which bounds a
+// wait. A cluster client that has not yet loaded its map of the slots
+// loads it first, and go-redis ends that load at the context's deadline
+// but not at its cancellation: so until the map is known (mapped: a call
+// has succeeded, or a node was found), a caller whose ctx can be cancelled
+// gets "" without asking (its call, detached where it must return at once
+// on cancellation, loads the map). While brk is not closed (the nodes
+// could not be found for the last calls) it returns "" without asking
+// either: brk then fails the calls at once, and its probe finds out whether
+// the nodes can be found again.
+func (c *core) nodeAddr(ctx, cctx context.Context, rkey string) string {
+	if c.nodeOf == nil || c.brk.State() != BreakerClosed || ctx.Done() != nil && !c.mapped.Load() {
 		return ""
 	}
-	return c.nodeOf(ctx, rkey)
+	addr := c.nodeOf(cctx, rkey)
+	if addr != "" && !c.mapped.Load() {
+		c.mapped.Store(true)
+	}
+	return addr
 }
 
 // breakerAt returns the breaker of the calls to the node at addr (see
@@ -208,20 +219,31 @@ func (c *core) breakerAt(addr string) *breaker {
 }
 
 // breakerState returns the most severe state of the breakers (open, then
-// half-open, then closed) and how often they opened, all together.
+// half-open, then closed) and how often they opened, all together. The
+// state of a node's breaker that no call has asked for breakerIdle while
+// not closed (its node gone from the cluster, after a failover, say) does
+// not count; its opens do.
 func (c *core) breakerState() (BreakerState, uint64) {
 	rank := func(s BreakerState) int { return [...]int{BreakerClosed: 0, BreakerHalfOpen: 1, BreakerOpen: 2}[s] }
 	state, opens := c.brk.State(), c.brk.opens.Load()
 	c.breakersMu.Lock()
 	defer c.breakersMu.Unlock()
 	for _, b := range c.breakers {
+		opens += b.opens.Load()
+		if b.forgotten(max(breakerIdle, 2*b.openFor)) {
+			continue
+		}
 		if s := b.State(); rank(s) > rank(state) {
 			state = s
 		}
-		opens += b.opens.Load()
 	}
 	return state, opens
 }
+
+// breakerIdle is how long a node's breaker that is not closed may go
+// without a call before Stats leaves its state out (at least twice
+// BreakerOpenFor).
+const breakerIdle = time.Minute
 
 // startSubscription starts the subscription's goroutine and waits up to
 // Timeout for the subscription to be confirmed, so that a healthy start
@@ -338,7 +360,7 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 	now := time.Now()
 	cctx, cancel := c.callContext(ctx, now)
 	defer cancel()
-	addr := c.nodeAddr(cctx, c.prefix+key)
+	addr := c.nodeAddr(ctx, cctx, c.prefix+key)
 	brk := c.breakerAt(addr)
 	tk, ok := brk.allow()
 	if !ok {
@@ -369,8 +391,8 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 	var pub *goredis.IntCmd
 	var code int64
 	clock := c.clockAt(addr)
+	_, oneConn := c.client.(*goredis.Client)
 	c.call(ctx, brk, tk, true, func() error {
-		_, oneConn := c.client.(*goredis.Client)
 		whole := !c.scripted.Load()
 		var again *sample // the bound of a write sent again after a refusal in time
 		for {
@@ -431,22 +453,6 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 			}
 			break
 		}
-		if !oneConn && w.Err() == nil {
-			// The write has landed: publish even if the caller has gone
-			// since (go-redis would not start the call, and the other
-			// instances' L1 would keep the old value, with nothing to
-			// flush it), within the call's deadline.
-			pctx := cctx
-			if bounded && ctx.Done() != nil {
-				var pcancel context.CancelFunc
-				pctx, pcancel = context.WithDeadline(context.WithoutCancel(ctx), deadline)
-				defer pcancel()
-			}
-			pub = publish(pctx, c.client)
-			if pub.Err() == nil {
-				c.st.sent.Add(1)
-			}
-		}
 		if err := w.Err(); err != nil || pub == nil {
 			return err
 		}
@@ -458,6 +464,37 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 		// stored the write: the error is the caller's, not the breaker's.
 		return nil
 	})
+	if !oneConn && w.Err() == nil {
+		// The write has landed: publish even if the caller has gone
+		// since (go-redis would not start the call, and the other
+		// instances' L1 would keep the old value, with nothing to flush
+		// it), within the call's deadline. The channel lives on a node
+		// of its own: its breaker, not the key's, hears how it went.
+		pctx := cctx
+		if bounded && ctx.Done() != nil {
+			var pcancel context.CancelFunc
+			pctx, pcancel = context.WithDeadline(context.WithoutCancel(ctx), deadline)
+			defer pcancel()
+		}
+		pbrk := c.breakerAt(c.nodeAddr(context.Background(), pctx, c.channel))
+		if ptk, ok := pbrk.allow(); !ok {
+			c.st.l2Skipped.Add(1)
+			pub = goredis.NewIntCmd(pctx)
+			pub.SetErr(ErrUnavailable)
+		} else {
+			c.call(ctx, pbrk, ptk, true, func() error {
+				pub = publish(pctx, c.client)
+				err := pub.Err()
+				if err == nil {
+					c.st.sent.Add(1)
+				}
+				if err != nil && !channelRefused(err) {
+					return err
+				}
+				return nil
+			})
+		}
+	}
 	if err := w.Err(); err != nil {
 		if pastDeadline(ctx) {
 			// Not a mere cancellation: a write on the wire waits for
@@ -753,6 +790,9 @@ func (c *core) report(ctx context.Context, b *breaker, tk ticket, write bool, er
 	switch {
 	case err == nil || errors.Is(err, goredis.Nil):
 		b.success(tk)
+		if !c.mapped.Load() {
+			c.mapped.Store(true) // a cluster client's calls need its map
+		}
 	case callerEnded(ctx, err) || isPanic(err) || errors.Is(err, ErrClosed):
 		b.neutral(tk)
 	case isServerReply(err) && (!unavailableReply(err) || write && writeRefused(err)):

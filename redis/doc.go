@@ -97,9 +97,11 @@
 // row open its breaker, and the calls for its keys then fail at once until
 // a probe succeeds, while the healthy masters' keys go on as before.
 // Stats.Breaker shows the most severe of the breakers' states. The
-// publication of a write's invalidation counts for the breaker of the
-// write's key, whichever node holds the channel. A further breaker covers
-// the calls whose node the client cannot name (a cluster whose map of the
+// publication of a write's invalidation, sent after the write to the node
+// that holds the channel, goes through that node's breaker: while it is
+// open, writes land but their invalidations are not sent, and the calls
+// return an error wrapping ErrUnavailable. A further breaker covers the
+// calls whose node the client cannot name (a cluster whose map of the
 // slots cannot be loaded); while it is open, no call asks for the node. A
 // write that Redis refuses while it answers reads (OOM, READONLY, ...) is
 // no failure (see Options.BreakerFailures).

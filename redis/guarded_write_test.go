@@ -29,7 +29,7 @@ func hungClient(t *testing.T, srv *redistest.Server) *goredis.Client {
 // longer than clockWindow ago. (Equivalent to a real pause of 20 s; only
 // the window's end is moved.)
 func idleClock(c *core, rkey string) {
-	clk := c.clockAt(c.nodeAddr(context.Background(), rkey))
+	clk := c.clockAt(c.nodeAddr(context.Background(), context.Background(), rkey))
 	clk.mu.Lock()
 	clk.until = time.Now().Add(-clockWindow - time.Second)
 	clk.mu.Unlock()

@@ -40,7 +40,7 @@ func TestWriteAfterServerClockMovedForward(t *testing.T) {
 	if err := bt.Set(ctx, []byte("k"), []byte("v1"), time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	bt.clockAt(bt.nodeAddr(ctx, bt.prefix+"k")).observe(sample{off: -time.Hour.Milliseconds()}) // an hour behind
+	bt.clockAt(bt.nodeAddr(ctx, ctx, bt.prefix+"k")).observe(sample{off: -time.Hour.Milliseconds()}) // an hour behind
 	if err := bt.Set(ctx, []byte("k"), []byte("v2"), time.Hour); err != nil {
 		t.Fatalf("Set after the estimate went wrong: %v", err)
 	}

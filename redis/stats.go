@@ -116,7 +116,10 @@ type Stats struct {
 	// Breaker is the circuit breaker's state; BreakerOpens counts how often
 	// it opened. On a Redis Cluster or a goredis.Ring, where each node has
 	// its own breaker, Breaker is the most severe of their states (open,
-	// then half-open, then closed) and BreakerOpens their sum.
+	// then half-open, then closed) and BreakerOpens their sum; the state
+	// of a node's breaker that no call has reached for a minute (or twice
+	// BreakerOpenFor, if longer) while open, such as a master's replaced
+	// in a failover, is left out.
 	Breaker      BreakerState
 	BreakerOpens uint64
 
