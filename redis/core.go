@@ -561,11 +561,14 @@ func (c *core) limitOf(rkey string) time.Duration {
 // so that the write cannot land late on any (a write to a master whose
 // clock is ahead may then be refused in time, and is sent again bounded by
 // its answer). A write to a master with no estimate yet (this process has
-// had no answer of it) is bounded by the other masters' too, as well as
-// their clocks agree with its.
+// had no answer of it), or to a ring's shard with none (one added, or
+// holding keys rehashed from a shard that went down), is bounded by the
+// other servers' estimates, as well as their clocks agree with its.
 func (c *core) bound(clock *serverClock, deadline time.Time, bounded bool) (latest int64, settle time.Time) {
 	latest, settle = clock.latest(deadline, bounded)
-	if _, ok := c.client.(*goredis.ClusterClient); !ok || !bounded {
+	_, cluster := c.client.(*goredis.ClusterClient)
+	_, ring := c.client.(*goredis.Ring)
+	if !bounded || !cluster && !(ring && latest == 0) {
 		return latest, settle
 	}
 	c.clocksMu.Lock()

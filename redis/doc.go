@@ -57,9 +57,9 @@
 // its deadline). Until a first write has been answered there is no
 // estimate, and the writes sent meanwhile are not bounded; each server of
 // a cluster or ring has its own (a cluster's write is bounded by the
-// earliest of all its masters' estimates, as Redis may redirect it, so a
-// master with none yet is covered by the others' as far as their clocks
-// agree). The client's user must be allowed EVAL and EVALSHA, and the
+// earliest of all its masters' estimates, as Redis may redirect it; a
+// master or shard with none yet is covered by the others' as far as
+// their clocks agree). The client's user must be allowed EVAL and EVALSHA, and the
 // commands the scripts run: TIME, SET, GET and TYPE.
 // A tombstone lasts TombstoneTTL of the server's time; a value expires at
 // the absolute time its writer's clock gave it (every instance then sees

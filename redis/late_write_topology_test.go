@@ -200,3 +200,54 @@ func TestClusterFirstWriteToMasterIsBoundedByOthers(t *testing.T) {
 			"it holds %.40q, want %q (the other masters' estimates bound it)", took.Round(time.Millisecond), raw, "before")
 	}
 }
+
+// On a ring, a write to a shard this process had no answer of yet (a shard
+// added, or keys rehashed onto one not written to) carried no latest time,
+// even with the other shards' clocks estimated: held by that shard while
+// it hung, a timed-out Set landed when it resumed. It is now bounded by the
+// other shards' estimates (both shards run on one host: one clock).
+func TestRingFirstWriteToShardIsBoundedByOthers(t *testing.T) {
+	checkLeaks(t)
+	ctx := context.Background()
+	srvA, srvB := private(t), private(t) // A hangs
+	adminA := srvA.Client()
+	t.Cleanup(func() { _ = adminA.Close() })
+	ring := goredis.NewRing(&goredis.RingOptions{
+		Addrs:                 map[string]string{"s0": srvA.Addr(), "s1": srvB.Addr()},
+		ContextTimeoutEnabled: true, MaxRetries: -1,
+		DialTimeout: time.Hour, ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour,
+		HeartbeatFrequency: time.Hour,
+	})
+	t.Cleanup(func() { _ = ring.Close() })
+	// A prefix whose invalidation channel lives on B, which never hangs.
+	var prefix string
+	for i := 0; prefix == ""; i++ {
+		p := testPrefix(t) + strconv.Itoa(i) + ":"
+		if cl, err := ring.GetShardClientForKey(p + "invalidate"); err == nil && cl.Options().Addr == srvB.Addr() {
+			prefix = p
+		}
+	}
+	kA, _ := keyOnShard(t, ring, prefix, srvA, 0)
+	kB, _ := keyOnShard(t, ring, prefix, srvB, 0)
+	bt, _ := newByteTier(t, ring, func(o *ByteTierOptions) { o.Prefix = prefix; o.Timeout = 100 * time.Millisecond })
+	// A write answered by B (its estimate; the script known to the
+	// client), a read of A (a connection to it ready), and A knowing the
+	// script with a value in the key, written behind the client's back.
+	if err := bt.Set(ctx, []byte(kB), []byte("b"), time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := bt.Get(ctx, nil, []byte(kA)); err != nil {
+		t.Fatal(err)
+	}
+	if err := adminA.ScriptLoad(ctx, writeScript).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := adminA.Set(ctx, prefix+kA, "before", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	took := writeHeldByHungServer(t, srvA, adminA, func() error { return bt.Set(ctx, []byte(kA), []byte("late"), time.Hour) })
+	if raw, _ := rawGet(t, adminA, prefix+kA); raw != "before" {
+		t.Errorf("a first Set to shard A returned its error after %v (Timeout 100ms), yet A ran it when it resumed: "+
+			"it holds %.40q, want %q (shard B's estimate bounds it)", took.Round(time.Millisecond), raw, "before")
+	}
+}
