@@ -175,13 +175,15 @@ func (b *breaker) forgotten(idle time.Duration) bool {
 	if b.State() == BreakerClosed {
 		return false
 	}
+	now := b.now() // before the lock: the Clock may panic
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.current().state() == BreakerClosed {
 		return false
 	}
-	el := b.nowLocked().Sub(b.asked)
-	return el > idle || el < 0
+	// (A call that asked since now was read makes asked later than now:
+	// not forgotten.)
+	return now.Sub(b.asked) > idle
 }
 
 // nowLocked is now for a caller that holds b.mu: if the Clock panics, it

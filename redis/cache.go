@@ -20,7 +20,10 @@ import (
 var (
 	// ErrUnavailable is returned by Set and Delete when the circuit
 	// breaker is open: Redis failed repeatedly and is not called for now.
-	// L1 was changed all the same.
+	// L1 was changed all the same. On a cluster or ring it may also wrap
+	// the error of a write that landed but whose invalidation was not
+	// published, the breaker of the channel's node being open (see the
+	// package documentation, Faults). ByteTier's calls return it too.
 	ErrUnavailable = errors.New("redis: Redis unavailable (circuit breaker open)")
 
 	// ErrIncompatible is wrapped by the errors logged for values in Redis

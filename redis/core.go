@@ -185,16 +185,24 @@ func (c *core) breakerChanged(addr string, from, to BreakerState) {
 // loads it first, and go-redis ends that load at the context's deadline
 // but not at its cancellation: so until the map is known (mapped: a call
 // has succeeded, or a node was found), a caller whose ctx can be cancelled
-// gets "" without asking (its call, detached where it must return at once
-// on cancellation, loads the map). While brk is not closed (the nodes
-// could not be found for the last calls) it returns "" without asking
-// either: brk then fails the calls at once, and its probe finds out whether
-// the nodes can be found again.
+// asks on a goroutine of its own (detach), and gets "" if ctx ends first.
+// While brk is not closed (the nodes could not be found for the last
+// calls) it returns "" without asking: brk then fails the calls at once,
+// and its probe finds out whether the nodes can be found again.
 func (c *core) nodeAddr(ctx, cctx context.Context, rkey string) string {
-	if c.nodeOf == nil || c.brk.State() != BreakerClosed || ctx.Done() != nil && !c.mapped.Load() {
+	if c.nodeOf == nil || c.brk.State() != BreakerClosed {
 		return ""
 	}
-	addr := c.nodeOf(cctx, rkey)
+	var addr string
+	if ctx.Done() == nil || c.mapped.Load() {
+		addr = c.nodeOf(cctx, rkey)
+	} else {
+		found := make(chan string, 1)
+		if detach(ctx, func() error { found <- c.nodeOf(cctx, rkey); return nil }) != nil {
+			return ""
+		}
+		addr = <-found
+	}
 	if addr != "" && !c.mapped.Load() {
 		c.mapped.Store(true)
 	}
@@ -476,14 +484,26 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 			pctx, pcancel = context.WithDeadline(context.WithoutCancel(ctx), deadline)
 			defer pcancel()
 		}
-		pbrk := c.breakerAt(c.nodeAddr(context.Background(), pctx, c.channel))
+		to := goredis.Cmdable(c.client)
+		paddr := c.nodeAddr(context.Background(), pctx, c.channel)
+		if cc, ok := c.client.(*goredis.ClusterClient); ok && !c.sharded && paddr != "" {
+			// A PUBLISH names no key: the cluster client would send
+			// it to any master (Redis Cluster passes it on to all),
+			// not to the one whose breaker hears of it.
+			if n, err := cc.MasterForKey(pctx, c.channel); err == nil && n.Options().Addr == paddr {
+				to = n
+			} else {
+				paddr = ""
+			}
+		}
+		pbrk := c.breakerAt(paddr)
 		if ptk, ok := pbrk.allow(); !ok {
 			c.st.l2Skipped.Add(1)
 			pub = goredis.NewIntCmd(pctx)
 			pub.SetErr(ErrUnavailable)
 		} else {
 			c.call(ctx, pbrk, ptk, true, func() error {
-				pub = publish(pctx, c.client)
+				pub = publish(pctx, to)
 				err := pub.Err()
 				if err == nil {
 					c.st.sent.Add(1)

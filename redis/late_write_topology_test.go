@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cachekit/cachekit/redis/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -175,9 +176,8 @@ func TestClusterFirstWriteToMasterIsBoundedByOthers(t *testing.T) {
 	t.Cleanup(func() { _ = cl.Close() })
 	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) { o.Prefix = prefix; o.Timeout = 200 * time.Millisecond })
 	// A write answered by master 2 (its estimate; the script known to the
-	// client), a read of master 1 (a connection to it ready), and master 1
-	// knowing the script with a value in the key, written behind the
-	// client's back: the client has no estimate of master 1's clock.
+	// client) and a read of master 1 (a connection to it ready): the
+	// client has no estimate of master 1's clock.
 	if err := bt.Set(ctx, []byte(on2), []byte("before"), time.Hour); err != nil {
 		t.Fatal(err)
 	}
@@ -186,16 +186,7 @@ func TestClusterFirstWriteToMasterIsBoundedByOthers(t *testing.T) {
 	}
 	admin1 := c.Nodes[1].Client()
 	t.Cleanup(func() { _ = admin1.Close() })
-	if err := admin1.ScriptLoad(ctx, writeScript).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := admin1.Set(ctx, prefix+on1, "before", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	took := writeHeldByHungServer(t, c.Nodes[1], admin1, func() error {
-		return bt.Set(ctx, []byte(on1), []byte("late"), time.Hour)
-	})
-	if raw, _ := rawGet(t, admin1, prefix+on1); raw != "before" {
+	if took, raw := firstWriteHeld(t, bt, c.Nodes[1], admin1, on1); raw != "before" {
 		t.Errorf("a first Set to master 1 returned its error after %v (Timeout 200ms), yet master 1 ran it when it resumed: "+
 			"it holds %.40q, want %q (the other masters' estimates bound it)", took.Round(time.Millisecond), raw, "before")
 	}
@@ -231,23 +222,33 @@ func TestRingFirstWriteToShardIsBoundedByOthers(t *testing.T) {
 	kB, _ := keyOnShard(t, ring, prefix, srvB, 0)
 	bt, _ := newByteTier(t, ring, func(o *ByteTierOptions) { o.Prefix = prefix; o.Timeout = 100 * time.Millisecond })
 	// A write answered by B (its estimate; the script known to the
-	// client), a read of A (a connection to it ready), and A knowing the
-	// script with a value in the key, written behind the client's back.
+	// client) and a read of A (a connection to it ready).
 	if err := bt.Set(ctx, []byte(kB), []byte("b"), time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, _, err := bt.Get(ctx, nil, []byte(kA)); err != nil {
 		t.Fatal(err)
 	}
-	if err := adminA.ScriptLoad(ctx, writeScript).Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := adminA.Set(ctx, prefix+kA, "before", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	took := writeHeldByHungServer(t, srvA, adminA, func() error { return bt.Set(ctx, []byte(kA), []byte("late"), time.Hour) })
-	if raw, _ := rawGet(t, adminA, prefix+kA); raw != "before" {
+	if took, raw := firstWriteHeld(t, bt, srvA, adminA, kA); raw != "before" {
 		t.Errorf("a first Set to shard A returned its error after %v (Timeout 100ms), yet A ran it when it resumed: "+
 			"it holds %.40q, want %q (shard B's estimate bounds it)", took.Round(time.Millisecond), raw, "before")
 	}
+}
+
+// firstWriteHeld gives srv the write script and "before" in bt's key
+// (through admin, behind bt's back), then has bt Set key to "late" while
+// srv hangs (writeHeldByHungServer). It returns how long the Set took and
+// what srv holds in the key after it has run the held write.
+func firstWriteHeld(t *testing.T, bt *ByteTier, srv *redistest.Server, admin *goredis.Client, key string) (took time.Duration, raw string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := admin.ScriptLoad(ctx, writeScript).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := admin.Set(ctx, bt.prefix+key, "before", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	took = writeHeldByHungServer(t, srv, admin, func() error { return bt.Set(ctx, []byte(key), []byte("late"), time.Hour) })
+	raw, _ = rawGet(t, admin, bt.prefix+key)
+	return took, raw
 }
