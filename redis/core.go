@@ -197,8 +197,17 @@ func (c *core) nodeAddr(ctx, cctx context.Context, rkey string) string {
 	if ctx.Done() == nil || c.mapped.Load() {
 		addr = c.nodeOf(cctx, rkey)
 	} else {
+		// Counted as a call, so that Close waits for it (it may send
+		// the load of the map), as it does for a detached GET.
 		found := make(chan string, 1)
-		if detach(ctx, func() error { found <- c.nodeOf(cctx, rkey); return nil }) != nil {
+		if detach(ctx, func() error {
+			if !c.beginCall() {
+				return ErrClosed
+			}
+			defer c.endCall()
+			found <- c.nodeOf(cctx, rkey)
+			return nil
+		}) != nil {
 			return ""
 		}
 		addr = <-found
@@ -693,6 +702,12 @@ func detach(ctx context.Context, f func() error) error {
 	}
 }
 
+// slotNotServed reports whether err is a cluster node's answer that no
+// node serves the key's slot.
+func slotNotServed(err error) bool {
+	return isServerReply(err) && strings.HasPrefix(err.Error(), "CLUSTERDOWN Hash slot not served")
+}
+
 // errNilContext is returned by every method given a nil context.Context
 // (a programming error: pass context.Background() or context.TODO()),
 // before it touches L1, Redis, the circuit breaker or the counters. It must
@@ -818,6 +833,15 @@ func (c *core) report(ctx context.Context, b *breaker, tk ticket, write bool, er
 		}
 	case callerEnded(ctx, err) || isPanic(err) || errors.Is(err, ErrClosed):
 		b.neutral(tk)
+	case slotNotServed(err):
+		// No master serves the key's slot (its master was lost without
+		// a replica and forgotten, or the slot was deleted): the client
+		// sent the call to any node, whose answer says nothing of that
+		// node's health. Its map may be stale: reload it.
+		b.neutral(tk)
+		if cc, ok := c.client.(*goredis.ClusterClient); ok {
+			cc.ReloadState(c.life)
+		}
 	case isServerReply(err) && (!unavailableReply(err) || write && writeRefused(err)):
 		b.success(tk)
 	default:

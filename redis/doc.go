@@ -102,9 +102,11 @@
 // open, writes land but their invalidations are not sent, and the calls
 // return an error wrapping ErrUnavailable. A further breaker covers the
 // calls whose node the client cannot name (a cluster whose map of the
-// slots cannot be loaded); while it is open, no call asks for the node. A
-// write that Redis refuses while it answers reads (OOM, READONLY, ...) is
-// no failure (see Options.BreakerFailures).
+// slots cannot be loaded); while it is open, no call asks for the node.
+// An answer that no node serves a key's slot (CLUSTERDOWN Hash slot not
+// served) counts for no breaker: it says nothing of the node that sent
+// it. A write that Redis refuses while it answers reads (OOM, READONLY,
+// ...) is no failure (see Options.BreakerFailures).
 //
 // # A byte tier for the cachekit service
 //
