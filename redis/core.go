@@ -37,10 +37,10 @@ type core struct {
 	timeout, degradedTTL          time.Duration
 	healthCheck, resubscribeDelay time.Duration
 
-	// The circuit breakers (see breakerOf): brk for a client of one
-	// server, and on a cluster or ring for the keys whose node is not
-	// known; breakers, one per node address of a cluster or ring, made as
-	// their nodes are first called (newBreakerAt).
+	// The circuit breakers (see nodeAddr and breakerAt): brk for a client
+	// of one server, and on a cluster or ring for the calls whose node is
+	// not known; breakers, one per node address of a cluster or ring, made
+	// as their nodes are first called (newBreakerAt).
 	brk          *breaker
 	breakersMu   sync.Mutex
 	breakers     map[string]*breaker

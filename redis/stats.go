@@ -118,8 +118,8 @@ type Stats struct {
 	// its own breaker, Breaker is the most severe of their states (open,
 	// then half-open, then closed) and BreakerOpens their sum; the state
 	// of a node's breaker that no call has reached for a minute (or twice
-	// BreakerOpenFor, if longer) while open, such as a master's replaced
-	// in a failover, is left out.
+	// BreakerOpenFor, if longer) while not closed, such as a master's
+	// replaced in a failover, is left out.
 	Breaker      BreakerState
 	BreakerOpens uint64
 
