@@ -42,6 +42,28 @@ func keyOwner(t *testing.T, c *redistest.Cluster, key string) int {
 	return slotOwner(slot)
 }
 
+// channelOn returns a prefix for t's keys whose invalidation channel lives
+// on master m of c.
+func channelOn(t *testing.T, c *redistest.Cluster, m int) string {
+	t.Helper()
+	for i := 0; ; i++ {
+		if p := testPrefix(t) + strconv.Itoa(i) + ":"; keyOwner(t, c, p+"invalidate") == m {
+			return p
+		}
+	}
+}
+
+// keyOn returns the first key "k0", "k1", ... that lives, with prefix,
+// on master m of c.
+func keyOn(t *testing.T, c *redistest.Cluster, prefix string, m int) string {
+	t.Helper()
+	for i := 0; ; i++ {
+		if k := "k" + strconv.Itoa(i); keyOwner(t, c, prefix+k) == m {
+			return k
+		}
+	}
+}
+
 // On a Redis Cluster with one master hung, reads of the healthy masters'
 // keys went on at once and from Redis: a read coalesced into one pipeline
 // (Options.ReadsInFlight) with a read of the hung master's key failed with
@@ -56,13 +78,7 @@ func TestClusterHungMasterFailsOnlyItsReads(t *testing.T) {
 	c := frozenCluster(t)
 	// A prefix whose invalidation channel lives on master 0; master 2
 	// will hang.
-	var prefix string
-	for i := 0; prefix == ""; i++ {
-		p := testPrefix(t) + strconv.Itoa(i) + ":"
-		if keyOwner(t, c, p+"invalidate") == 0 {
-			prefix = p
-		}
-	}
+	prefix := channelOn(t, c, 0)
 	// healthy is on master 1; hung holds two keys of master 2.
 	var healthy string
 	var hung []string

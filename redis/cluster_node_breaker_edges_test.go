@@ -108,13 +108,7 @@ func TestUnassignedSlotDoesNotOpenAHealthyMastersBreaker(t *testing.T) {
 	checkLeaks(t)
 	ctx := context.Background()
 	c := frozenCluster(t)
-	var prefix string // the channel on master 0
-	for i := 0; prefix == ""; i++ {
-		p := testPrefix(t) + strconv.Itoa(i) + ":"
-		if keyOwner(t, c, p+"invalidate") == 0 {
-			prefix = p
-		}
-	}
+	prefix := channelOn(t, c, 0) // the channel on master 0
 	a0 := c.Nodes[0].Client()
 	defer a0.Close()
 	slot := int64(-1)

@@ -194,19 +194,8 @@ func TestHungChannelMasterDoesNotOpenHealthyMastersBreaker(t *testing.T) {
 	c := frozenCluster(t)
 	// A prefix whose invalidation channel lives on master 0, which will
 	// hang; the key lives on master 1, which stays healthy.
-	var prefix string
-	for i := 0; prefix == ""; i++ {
-		p := testPrefix(t) + strconv.Itoa(i) + ":"
-		if keyOwner(t, c, p+"invalidate") == 0 {
-			prefix = p
-		}
-	}
-	var healthy string
-	for i := 0; healthy == ""; i++ {
-		if k := "k" + strconv.Itoa(i); keyOwner(t, c, prefix+k) == 1 {
-			healthy = k
-		}
-	}
+	prefix := channelOn(t, c, 0)
+	healthy := keyOn(t, c, prefix, 1)
 	cl := goredis.NewClusterClient(ClientDefaults(&goredis.UniversalOptions{Addrs: c.Addrs(), IsClusterMode: true}).Cluster())
 	t.Cleanup(func() { _ = cl.Close() })
 	clock := &fakeClock{t: time.Unix(1e9, 0)}

@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"errors"
-	"strconv"
 	"testing"
 	"time"
 
@@ -23,19 +22,8 @@ func TestPlainPublishOnClusterGoesToTheChannelsMaster(t *testing.T) {
 	ctx := context.Background()
 	c := frozenCluster(t)
 	// The channel's slot and the key live on master 0; master 2 hangs.
-	var prefix string
-	for i := 0; prefix == ""; i++ {
-		p := testPrefix(t) + strconv.Itoa(i) + ":"
-		if keyOwner(t, c, p+"invalidate") == 0 {
-			prefix = p
-		}
-	}
-	var key string
-	for i := 0; key == ""; i++ {
-		if k := "k" + strconv.Itoa(i); keyOwner(t, c, prefix+k) == 0 {
-			key = k
-		}
-	}
+	prefix := channelOn(t, c, 0)
+	key := keyOn(t, c, prefix, 0)
 	cl := goredis.NewClusterClient(ClientDefaults(&goredis.UniversalOptions{Addrs: c.Addrs(), IsClusterMode: true}).Cluster())
 	t.Cleanup(func() { _ = cl.Close() })
 	clock := &fakeClock{t: time.Unix(1e9, 0)}
@@ -85,21 +73,8 @@ func TestPlainPublishOnClusterGoesToTheChannelsMaster(t *testing.T) {
 func TestCancellableCallsBeforeFirstSuccessUseTheirMastersBreaker(t *testing.T) {
 	checkLeaks(t)
 	c := frozenCluster(t)
-	var prefix string // the channel on master 0, which stays healthy
-	for i := 0; prefix == ""; i++ {
-		p := testPrefix(t) + strconv.Itoa(i) + ":"
-		if keyOwner(t, c, p+"invalidate") == 0 {
-			prefix = p
-		}
-	}
-	keyOn := func(master int) string {
-		for i := 0; ; i++ {
-			if k := "k" + strconv.Itoa(i); keyOwner(t, c, prefix+k) == master {
-				return k
-			}
-		}
-	}
-	hungKey, healthyKey := keyOn(2), keyOn(0)
+	prefix := channelOn(t, c, 0) // the channel on master 0, which stays healthy
+	hungKey, healthyKey := keyOn(t, c, prefix, 2), keyOn(t, c, prefix, 0)
 	cl := goredis.NewClusterClient(ClientDefaults(&goredis.UniversalOptions{Addrs: c.Addrs(), IsClusterMode: true}).Cluster())
 	t.Cleanup(func() { _ = cl.Close() })
 	if err := cl.ForEachMaster(context.Background(), func(ctx context.Context, m *goredis.Client) error { return m.Ping(ctx).Err() }); err != nil {

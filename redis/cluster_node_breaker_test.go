@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,23 +27,8 @@ func TestClusterHungMasterOpensOnlyItsBreaker(t *testing.T) {
 	c := frozenCluster(t)
 	// A prefix whose invalidation channel lives on master 0 (writes
 	// publish there); master 2 will hang.
-	var prefix string
-	for i := 0; prefix == ""; i++ {
-		p := testPrefix(t) + strconv.Itoa(i) + ":"
-		if keyOwner(t, c, p+"invalidate") == 0 {
-			prefix = p
-		}
-	}
-	var healthy, hung string
-	for i := 0; healthy == "" || hung == ""; i++ {
-		k := "k" + strconv.Itoa(i)
-		switch keyOwner(t, c, prefix+k) {
-		case 1:
-			healthy = k
-		case 2:
-			hung = k
-		}
-	}
+	prefix := channelOn(t, c, 0)
+	healthy, hung := keyOn(t, c, prefix, 1), keyOn(t, c, prefix, 2)
 	cl := goredis.NewClusterClient(ClientDefaults(&goredis.UniversalOptions{Addrs: c.Addrs(), IsClusterMode: true}).Cluster())
 	t.Cleanup(func() { _ = cl.Close() })
 	clock := &fakeClock{t: time.Unix(1e9, 0)}

@@ -184,13 +184,7 @@ func TestClusterRedirectedWriteKeepsOldMastersClock(t *testing.T) {
 	ctx := context.Background()
 	c := frozenCluster(t)
 	const ahead = int64(time.Hour / time.Millisecond)
-	var prefix string
-	for i := 0; prefix == ""; i++ {
-		p := testPrefix(t) + strconv.Itoa(i) + ":"
-		if keyOwner(t, c, p+"invalidate") == 0 {
-			prefix = p
-		}
-	}
+	prefix := channelOn(t, c, 0)
 	// kept and moved live on master 2, in different slots.
 	admin2 := c.Nodes[2].Client()
 	t.Cleanup(func() { _ = admin2.Close() })

@@ -75,27 +75,8 @@ func TestClusterRedirectToMasterBehindDoesNotLandLate(t *testing.T) {
 	ctx := context.Background()
 	c := frozenCluster(t)
 	const behind = -int64(time.Hour / time.Millisecond)
-	var prefix string
-	for i := 0; prefix == ""; i++ {
-		p := testPrefix(t) + strconv.Itoa(i) + ":"
-		if keyOwner(t, c, p+"invalidate") == 0 {
-			prefix = p
-		}
-	}
-	var on1, moved string
-	for i := 0; on1 == "" || moved == ""; i++ {
-		k := "k" + strconv.Itoa(i)
-		switch keyOwner(t, c, prefix+k) {
-		case 1:
-			if on1 == "" {
-				on1 = k
-			}
-		case 2:
-			if moved == "" {
-				moved = k
-			}
-		}
-	}
+	prefix := channelOn(t, c, 0)
+	on1, moved := keyOn(t, c, prefix, 1), keyOn(t, c, prefix, 2)
 	cl := skewedCluster(t, c, 1, behind, func(o *goredis.ClusterOptions) {
 		// Connections ready: a write that needed a new one to master 1
 		// once it hangs (the slot map's reload, on the MOVED, may hold
@@ -152,23 +133,8 @@ func TestClusterFirstWriteToMasterIsBoundedByOthers(t *testing.T) {
 	checkLeaks(t)
 	ctx := context.Background()
 	c := frozenCluster(t)
-	var prefix string
-	for i := 0; prefix == ""; i++ {
-		p := testPrefix(t) + strconv.Itoa(i) + ":"
-		if keyOwner(t, c, p+"invalidate") == 0 {
-			prefix = p
-		}
-	}
-	var on1, on2 string
-	for i := 0; on1 == "" || on2 == ""; i++ {
-		k := "k" + strconv.Itoa(i)
-		switch keyOwner(t, c, prefix+k) {
-		case 1:
-			on1 = k
-		case 2:
-			on2 = k
-		}
-	}
+	prefix := channelOn(t, c, 0)
+	on1, on2 := keyOn(t, c, prefix, 1), keyOn(t, c, prefix, 2)
 	cl := goredis.NewClusterClient(&goredis.ClusterOptions{
 		Addrs: c.Addrs(), ContextTimeoutEnabled: true, MaxRetries: -1, MinIdleConns: 4,
 		DialTimeout: time.Hour, ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour,
