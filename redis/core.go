@@ -181,24 +181,53 @@ func (c *core) breakerChanged(addr string, from, to BreakerState) {
 // nodeAddr returns the address of the node that serves rkey on a cluster
 // or ring, "" on a client of one server or if the node is not known. ctx
 // is the caller's context, cctx the call's (callContext), which bounds a
-// wait. A cluster client that has not yet loaded its map of the slots
-// loads it first, and go-redis ends that load at the context's deadline
-// but not at its cancellation: so until the map is known (mapped: a call
-// has succeeded, or a node was found), a caller whose ctx can be cancelled
-// asks on a goroutine of its own (detach), and gets "" if ctx ends first.
-// While brk is not closed (the nodes could not be found for the last
-// calls) it returns "" without asking: brk then fails the calls at once,
-// and its probe finds out whether the nodes can be found again.
+// wait. brk covers the calls whose node is not known: while it is not
+// closed (the nodes could not be found for the last calls), only its
+// probe asks, and the probe is the lookup itself: a node found closes brk
+// (the call then goes through that node's breaker), none found opens it
+// again; the other calls get "" without asking, and brk fails them at once.
 func (c *core) nodeAddr(ctx, cctx context.Context, rkey string) string {
-	if c.nodeOf == nil || c.brk.State() != BreakerClosed {
+	if c.nodeOf == nil {
 		return ""
 	}
+	if c.brk.State() == BreakerClosed {
+		return c.lookup(ctx, cctx, rkey)
+	}
+	tk, ok := c.brk.allow()
+	if !ok {
+		return ""
+	}
+	returned := false
+	defer func() {
+		if !returned {
+			c.brk.neutral(tk) // a panic of the lookup: the next call probes
+		}
+	}()
+	addr := c.lookup(ctx, cctx, rkey)
+	returned = true
+	switch {
+	case addr != "":
+		c.brk.success(tk)
+	case ctx.Err() != nil || c.life.Err() != nil:
+		c.brk.neutral(tk)
+	default:
+		c.brk.failure(tk)
+	}
+	return addr
+}
+
+// lookup returns nodeOf's answer for rkey (see nodeAddr). A cluster client
+// that has not yet loaded its map of the slots loads it first, and
+// go-redis ends that load at the context's deadline but not at its
+// cancellation: so until the map is known (mapped: a call has succeeded,
+// or a node was found), a caller whose ctx can be cancelled asks on a
+// goroutine of its own (detach), counted as a call so that Close waits
+// for it, and gets "" if ctx ends first.
+func (c *core) lookup(ctx, cctx context.Context, rkey string) string {
 	var addr string
 	if ctx.Done() == nil || c.mapped.Load() {
 		addr = c.nodeOf(cctx, rkey)
 	} else {
-		// Counted as a call, so that Close waits for it (it may send
-		// the load of the map), as it does for a detached GET.
 		found := make(chan string, 1)
 		if detach(ctx, func() error {
 			if !c.beginCall() {

@@ -105,7 +105,11 @@
 // slots cannot be loaded); while it is open, no call asks for the node.
 // An answer that no node serves a key's slot (CLUSTERDOWN Hash slot not
 // served) counts for no breaker: it says nothing of the node that sent
-// it. A write that Redis refuses while it answers reads (OOM, READONLY,
+// it. A call's breaker is chosen from the client's map of the slots before
+// the call: one that Redis redirects to another node (MOVED after a
+// reshard, until the client reloads its map; ASK while a slot migrates)
+// counts for the breaker of the node the map named, even if the other node
+// failed it. A write that Redis refuses while it answers reads (OOM, READONLY,
 // ...) is no failure (see Options.BreakerFailures).
 //
 // # A byte tier for the cachekit service
