@@ -3,14 +3,11 @@ package redis
 import (
 	"context"
 	"errors"
-	"net"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/cachekit/cachekit/redis/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -23,58 +20,10 @@ import (
 // on the wire to Redis (until Timeout). The lookup now counts as a call
 // (beginCall), as a detached GET does.
 func TestCloseWaitsForDetachedNodeLookup(t *testing.T) {
-	bh, err := redistest.NewBlackHole()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var armed atomic.Pointer[context.CancelFunc]
-	hung := goredis.NewClient(&goredis.Options{
-		Addr: bh.Addr(), ContextTimeoutEnabled: true, MaxRetries: -1,
-		DialTimeout: time.Hour, ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour,
-		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			var d net.Dialer
-			cn, err := d.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			return &cancelOnWrite{Conn: cn, f: &armed}, nil
-		},
-	})
-	t.Cleanup(func() { _ = hung.Close() })
-	loadDone := make(chan struct{})
-	var loads atomic.Int32
-	cl := goredis.NewClusterClient(&goredis.ClusterOptions{
-		Addrs: []string{bh.Addr()}, ContextTimeoutEnabled: true, MaxRetries: -1,
-		DialTimeout: time.Hour, ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour,
-		ClusterSlots: func(ctx context.Context) ([]goredis.ClusterSlot, error) {
-			cancel, _ := ctx.Value(cancelOnLoadKey{}).(context.CancelFunc)
-			if cancel == nil || loads.Add(1) > 1 {
-				return nil, errors.New("cluster unreachable")
-			}
-			defer close(loadDone)
-			armed.Store(&cancel)
-			// The black hole never answers: this ends at ctx's
-			// deadline (go-redis ignores its cancellation).
-			if err := hung.Do(ctx, "cluster", "slots").Err(); err != nil {
-				return nil, err
-			}
-			return nil, errors.New("a black hole answered")
-		},
-	})
-	t.Cleanup(func() { _ = cl.Close() })
+	cl, bh, loadDone := hungMapLoad(t)
 	const timeout = 5 * time.Second
 	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) { o.Timeout = timeout })
-
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ctx = context.WithValue(ctx, cancelOnLoadKey{}, cancel)
-	done := make(chan error, 1)
-	go func() { _, _, _, err := bt.Get(ctx, nil, []byte("k")); done <- err }()
-	select {
-	case <-ctx.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("the cluster's map was never asked for")
-	}
+	done := getCancelledInMapLoad(t, bt)
 	if err := <-done; !errors.Is(err, context.Canceled) {
 		t.Fatalf("setup: Get after its context was cancelled: %v; want context.Canceled", err)
 	}

@@ -33,20 +33,14 @@ func (c *cancelOnWrite) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// With one breaker per node, ByteTier.Get asked the cluster client for the
-// key's master (core.nodeAddr -> ClusterClient.MasterForKey) on the
-// caller's goroutine, before detach. While the client had no map of the
-// slots yet (the cluster hung when the process started, or a network
-// partition), MasterForKey loaded it with CLUSTER SLOTS, and go-redis
-// honours the context's deadline but not its cancellation: a caller who
-// cancelled was held until Options.Timeout, although Get returns "at once,
-// even if Redis hangs" when ctx ends. Until a call has succeeded (the map
-// is known) a caller whose context can be cancelled no longer asks for
-// the node: its call goes through the breaker of unknown nodes, detached
-// as before. (Here the map is loaded through ClusterOptions.ClusterSlots
-// from a hung server; only the Get's own load reaches it.)
-func TestByteTierGetReturnsOnCancelWhileClusterMapLoadHangs(t *testing.T) {
-	checkLeaks(t)
+// hungMapLoad returns a cluster client whose map of the slots cannot be
+// loaded ("cluster unreachable"), except by the first load asked with a
+// context that carries cancelOnLoadKey (getCancelledInMapLoad's): that one
+// sends CLUSTER SLOTS to bh, a black hole, cancels its caller once the
+// command is on the wire, ends at its context's deadline (go-redis ignores
+// the cancellation) or when bh is closed, and then closes loadDone.
+func hungMapLoad(t *testing.T) (cl *goredis.ClusterClient, bh *redistest.BlackHole, loadDone <-chan struct{}) {
+	t.Helper()
 	bh, err := redistest.NewBlackHole()
 	if err != nil {
 		t.Fatal(err)
@@ -66,18 +60,20 @@ func TestByteTierGetReturnsOnCancelWhileClusterMapLoadHangs(t *testing.T) {
 		},
 	})
 	t.Cleanup(func() { _ = hung.Close() })
-	cl := goredis.NewClusterClient(&goredis.ClusterOptions{
+	done := make(chan struct{})
+	var loads atomic.Int32
+	cl = goredis.NewClusterClient(&goredis.ClusterOptions{
 		Addrs: []string{bh.Addr()}, ContextTimeoutEnabled: true, MaxRetries: -1,
 		DialTimeout: time.Hour, ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour,
 		ClusterSlots: func(ctx context.Context) ([]goredis.ClusterSlot, error) {
 			cancel, _ := ctx.Value(cancelOnLoadKey{}).(context.CancelFunc)
-			if cancel == nil {
-				// The subscriber's and go-redis's background loads: the
-				// cluster cannot be reached.
+			if cancel == nil || loads.Add(1) > 1 {
+				// The subscriber's and go-redis's background loads:
+				// the cluster cannot be reached.
 				return nil, errors.New("cluster unreachable")
 			}
+			defer close(done)
 			armed.Store(&cancel)
-			// The black hole never answers: this ends at ctx's deadline.
 			if err := hung.Do(ctx, "cluster", "slots").Err(); err != nil {
 				return nil, err
 			}
@@ -85,20 +81,46 @@ func TestByteTierGetReturnsOnCancelWhileClusterMapLoadHangs(t *testing.T) {
 		},
 	})
 	t.Cleanup(func() { _ = cl.Close() })
-	const timeout = 3 * time.Second
-	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) { o.Timeout = timeout })
+	return cl, bh, done
+}
 
+// getCancelledInMapLoad starts bt.Get of "k" (bt on hungMapLoad's client)
+// with a context that the map load cancels once it is on the wire, waits
+// for that, and returns the channel of Get's error.
+func getCancelledInMapLoad(t *testing.T, bt *ByteTier) <-chan error {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	ctx = context.WithValue(ctx, cancelOnLoadKey{}, cancel)
 	done := make(chan error, 1)
-	start := time.Now()
 	go func() { _, _, _, err := bt.Get(ctx, nil, []byte("k")); done <- err }()
 	select {
 	case <-ctx.Done():
 	case <-time.After(10 * time.Second):
 		t.Fatal("the cluster's map was never asked for")
 	}
+	return done
+}
+
+// With one breaker per node, ByteTier.Get asked the cluster client for the
+// key's master (core.nodeAddr -> ClusterClient.MasterForKey) on the
+// caller's goroutine, before detach. While the client had no map of the
+// slots yet (the cluster hung when the process started, or a network
+// partition), MasterForKey loaded it with CLUSTER SLOTS, and go-redis
+// honours the context's deadline but not its cancellation: a caller who
+// cancelled was held until Options.Timeout, although Get returns "at once,
+// even if Redis hangs" when ctx ends. Until a call has succeeded (the map
+// is known) a caller whose context can be cancelled asks for the node on
+// a goroutine of its own, and returns when its context ends. (Here the
+// map is loaded through ClusterOptions.ClusterSlots from a hung server;
+// only the Get's own load reaches it.)
+func TestByteTierGetReturnsOnCancelWhileClusterMapLoadHangs(t *testing.T) {
+	checkLeaks(t)
+	cl, _, _ := hungMapLoad(t)
+	const timeout = 3 * time.Second
+	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) { o.Timeout = timeout })
+	start := time.Now()
+	done := getCancelledInMapLoad(t, bt)
 	select {
 	case err := <-done:
 		if !errors.Is(err, context.Canceled) {

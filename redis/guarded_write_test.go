@@ -3,7 +3,6 @@ package redis
 import (
 	"context"
 	"errors"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,13 +124,7 @@ func TestLateWriteGuardPerShardClock(t *testing.T) {
 	})
 	t.Cleanup(func() { _ = ring.Close() })
 	// A prefix whose invalidation channel lives on B, which never hangs.
-	var prefix string
-	for i := 0; prefix == ""; i++ {
-		p := testPrefix(t) + strconv.Itoa(i) + ":"
-		if cl, err := ring.GetShardClientForKey(p + "invalidate"); err == nil && cl.Options().Addr == srvB.Addr() {
-			prefix = p
-		}
-	}
+	prefix := ringChannelOn(t, ring, srvB)
 	kA, _ := keyOnShard(t, ring, prefix, srvA, 0)
 	kB, _ := keyOnShard(t, ring, prefix, srvB, 0)
 	bt, _ := newByteTier(t, ring, func(o *ByteTierOptions) { o.Prefix = prefix; o.Timeout = 100 * time.Millisecond })

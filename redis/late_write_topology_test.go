@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -169,21 +168,9 @@ func TestRingFirstWriteToShardIsBoundedByOthers(t *testing.T) {
 	srvA, srvB := private(t), private(t) // A hangs
 	adminA := srvA.Client()
 	t.Cleanup(func() { _ = adminA.Close() })
-	ring := goredis.NewRing(&goredis.RingOptions{
-		Addrs:                 map[string]string{"s0": srvA.Addr(), "s1": srvB.Addr()},
-		ContextTimeoutEnabled: true, MaxRetries: -1,
-		DialTimeout: time.Hour, ReadTimeout: time.Hour, WriteTimeout: time.Hour, PoolTimeout: time.Hour,
-		HeartbeatFrequency: time.Hour,
-	})
-	t.Cleanup(func() { _ = ring.Close() })
+	ring := stableRing(t, srvA, srvB)
 	// A prefix whose invalidation channel lives on B, which never hangs.
-	var prefix string
-	for i := 0; prefix == ""; i++ {
-		p := testPrefix(t) + strconv.Itoa(i) + ":"
-		if cl, err := ring.GetShardClientForKey(p + "invalidate"); err == nil && cl.Options().Addr == srvB.Addr() {
-			prefix = p
-		}
-	}
+	prefix := ringChannelOn(t, ring, srvB)
 	kA, _ := keyOnShard(t, ring, prefix, srvA, 0)
 	kB, _ := keyOnShard(t, ring, prefix, srvB, 0)
 	bt, _ := newByteTier(t, ring, func(o *ByteTierOptions) { o.Prefix = prefix; o.Timeout = 100 * time.Millisecond })

@@ -29,6 +29,18 @@ func stableRing(t *testing.T, srvs ...*redistest.Server) *goredis.Ring {
 	return r
 }
 
+// ringChannelOn returns a prefix for t's keys whose invalidation channel
+// r maps to the shard of srv.
+func ringChannelOn(t *testing.T, r *goredis.Ring, srv *redistest.Server) string {
+	t.Helper()
+	for i := 0; ; i++ {
+		p := testPrefix(t) + strconv.Itoa(i) + ":"
+		if cl, err := r.GetShardClientForKey(p + "invalidate"); err == nil && cl.Options().Addr == srv.Addr() {
+			return p
+		}
+	}
+}
+
 // keyOnShard returns the first key "k<i>", i >= from, that r maps (with
 // prefix) to the shard of srv, and the next i to try.
 func keyOnShard(t *testing.T, r *goredis.Ring, prefix string, srv *redistest.Server, from int) (string, int) {
@@ -55,13 +67,7 @@ func TestRingHungShardHoldsUpOnlyItsReads(t *testing.T) {
 	srvA, srvB := private(t), private(t) // A will hang; B stays healthy
 	ring := stableRing(t, srvA, srvB)
 	// A prefix whose invalidation channel lives on the healthy shard.
-	var prefix string
-	for i := 0; prefix == ""; i++ {
-		p := testPrefix(t) + strconv.Itoa(i) + ":"
-		if cl, err := ring.GetShardClientForKey(p + "invalidate"); err == nil && cl.Options().Addr == srvB.Addr() {
-			prefix = p
-		}
-	}
+	prefix := ringChannelOn(t, ring, srvB)
 	held, n := keyOnShard(t, ring, prefix, srvB, 0) // the round trip in flight, held by a hook
 	healthy1, n := keyOnShard(t, ring, prefix, srvB, n)
 	healthy2, _ := keyOnShard(t, ring, prefix, srvB, n)
