@@ -854,6 +854,7 @@ func recovered(f func() error) (err error) {
 // (writeRefused): one breaker gates reads and writes alike, and a Redis
 // that is full or a replica answers reads.
 func (c *core) report(ctx context.Context, b *breaker, tk ticket, write bool, err error) {
+	reload := false
 	switch {
 	case err == nil || errors.Is(err, goredis.Nil):
 		b.success(tk)
@@ -866,24 +867,22 @@ func (c *core) report(ctx context.Context, b *breaker, tk ticket, write bool, er
 		// No master serves the key's slot (its master was lost without
 		// a replica and forgotten, or the slot was deleted): the client
 		// sent the call to any node, whose answer says nothing of that
-		// node's health. Its map may be stale: reload it.
+		// node's health. Its map may be stale.
 		b.neutral(tk)
-		if cc, ok := c.client.(*goredis.ClusterClient); ok {
-			cc.ReloadState(c.life)
-		}
+		reload = true
 	case isServerReply(err) && (!unavailableReply(err) || write && writeRefused(err)):
 		b.success(tk)
 	default:
 		b.failure(tk)
-		if cc, ok := c.client.(*goredis.ClusterClient); ok {
-			// go-redis reloads its map of the slots on MOVED or every
-			// ClusterStateReloadInterval (a minute by default), not when
-			// a node stops answering: after a master died and its
-			// replica took over, the calls for its slots failed for up
-			// to a minute. The reload runs in the background, one at a
-			// time.
-			cc.ReloadState(c.life)
-		}
+		reload = true
+	}
+	if cc, ok := c.client.(*goredis.ClusterClient); ok && reload {
+		// go-redis reloads its map of the slots on MOVED or every
+		// ClusterStateReloadInterval (a minute by default), not when a
+		// node stops answering: after a master died and its replica
+		// took over, the calls for its slots failed for up to a minute.
+		// The reload runs in the background, one at a time.
+		cc.ReloadState(c.life)
 	}
 }
 
