@@ -264,27 +264,27 @@ func (l *redisLogger) Printf(_ context.Context, format string, v ...any) {
 }
 
 // fitTierTimeout makes the server's deadline of a Tier call (--tier-timeout)
-// longer than the ByteTier's own (--redis-timeout) when --redis is given: a
+// longer than the ByteTier's own (--redis-timeout): a
 // call that the server's deadline cuts short tells the ByteTier's circuit
 // breaker nothing (its caller gave up), so with the server's deadline
 // first a hanging Redis would never open the breaker, and every call would
 // wait its full deadline. Unless --tier-timeout was given (explicit), it
-// becomes 1.5 × --redis-timeout; an explicit one that is not longer is an
-// error. An explicit zero selects the default, as every zero of the
+// becomes 1.5 × --redis-timeout; with --redis, an explicit one that is not
+// longer is an error. An explicit zero selects the default, as every zero of the
 // server's options does: it is taken as not given.
 //
 // It refuses negative --redis-* durations even without --redis, as the
 // server's own are refused: a mistake shows before the day --redis is
-// added.
+// added. Without --redis it derives the default all the same (no tier
+// uses it), so that the configuration printed at start shows the
+// deadline the help states rather than the server's own default, which
+// was shorter than --redis-timeout beside it.
 func (rf *redisFlags) fitTierTimeout(o *service.Options, explicit bool) error {
 	if rf.timeout < 0 {
 		return fmt.Errorf("--redis-timeout (%v) must not be negative", rf.timeout)
 	}
 	if rf.degradedTTL < 0 {
 		return fmt.Errorf("--redis-degraded-ttl (%v) must not be negative", rf.degradedTTL)
-	}
-	if rf.addrs == "" {
-		return nil
 	}
 	explicit = explicit && o.TierTimeout != 0
 	redisTimeout := rf.timeout
@@ -297,7 +297,7 @@ func (rf *redisFlags) fitTierTimeout(o *service.Options, explicit bool) error {
 		return fmt.Errorf("--redis-timeout (%v) is too long: the --tier-timeout it implies (1.5 × it) does not fit a duration", rf.timeout)
 	case !explicit:
 		o.TierTimeout = redisTimeout + max(redisTimeout/2, 1) // longer, even for 1ns
-	case o.TierTimeout <= redisTimeout:
+	case rf.addrs != "" && o.TierTimeout <= redisTimeout:
 		return fmt.Errorf("--tier-timeout (%v) must be longer than --redis-timeout (%v), or the circuit breaker never opens", o.TierTimeout, redisTimeout)
 	}
 	return nil

@@ -30,3 +30,20 @@ func TestServeHelpTierTimeout(t *testing.T) {
 		t.Errorf("--tier-timeout's help does not state the default in effect (1.5 × --redis-timeout):\n%s", entry)
 	}
 }
+
+// Without --redis, the configuration printed at start showed
+// tier-timeout=100ms, the service's own default that the help says never
+// applies, shorter than the --redis-timeout printed beside it: the
+// default is now derived (1.5 × --redis-timeout) with or without --redis.
+func TestServeLogsDerivedTierTimeoutWithoutRedis(t *testing.T) {
+	checkLeaks(t)
+	addr, logs, stop := runServe(t, []string{"--addr", "127.0.0.1:0", "--max-bytes", "4MiB", "--log-format", "json",
+		"--redis-timeout", "1s"}, nil)
+	code := stop()
+	if addr == "" {
+		t.Fatalf("serve exited with %d:\n%s", code, logs.String())
+	}
+	if !strings.Contains(logs.String(), `"tier-timeout":"1.5s"`) {
+		t.Errorf("the configuration log does not show tier-timeout 1.5s (1.5 × --redis-timeout 1s, as the help says):\n%s", logs.String())
+	}
+}
