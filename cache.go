@@ -21,12 +21,13 @@ import (
 
 // Cache is a concurrent, bounded, typed in-memory cache.
 //
-// All methods are safe for concurrent use. Reads (Get, Peek, GetMany) take
-// no lock: they record the access in a lossy buffer that the eviction
-// policy consumes later, in batches, under the cache's maintenance lock
-// (All locks each index segment in turn, briefly, to copy it). Writes lock
-// one of many index segments and queue a record for the policy.
-// Maintenance (applying those records, evicting, expiring) runs on whichever
+// All methods are safe for concurrent use. Reads (Get, Peek, GetMany) look
+// their key up without a lock; Get and GetMany then record the access in a
+// lossy buffer that the eviction policy consumes later, in batches, under
+// the cache's maintenance lock (Peek records nothing; All locks each index
+// segment in turn, briefly, to copy it). Writes lock one of many index
+// segments and queue a record for the policy. Maintenance (applying those
+// records, evicting, expiring) runs on whichever
 // goroutine finds the maintenance lock free after a write (Set or Delete)
 // whose record completes a batch of the write queue or finds it full, or
 // after filling a read buffer; in Clear and Stats; and about once a second

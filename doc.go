@@ -13,11 +13,14 @@
 //
 // # Concurrency
 //
-// Every method of Cache is safe for concurrent use. Reads take no lock;
-// writes lock one of many index segments. The eviction policy (an adaptive
-// W-TinyLFU) is a single-threaded structure behind a maintenance lock that
-// readers never wait for: reads and writes are recorded in buffers and
-// applied in batches. Expired entries are never returned, and a background
+// Every method of Cache is safe for concurrent use. A lookup takes no
+// lock; writes lock one of many index segments. The eviction policy (an
+// adaptive W-TinyLFU) is a single-threaded structure behind a maintenance
+// lock that readers never wait for: reads and writes are recorded in
+// buffers and applied in batches, by whichever goroutine finds the lock
+// free when a buffer fills (a Get that fills its stripe of the read buffer
+// runs that pass itself, and the pass takes index segment locks to drop
+// its victims). Expired entries are never returned, and a background
 // goroutine per cache reclaims them without reads; Close stops it.
 //
 // Callbacks (Options.OnEvict, Options.Weigher) are never called with a lock
