@@ -20,8 +20,8 @@ func TestDeleteTierFailureMessage(t *testing.T) {
 	tier.fail = true
 	tier.mu.Unlock()
 	for _, c := range []struct{ key, want string }{
-		{"held", "deleted from this instance, but the second tier failed: the key may be served again from it; retry"},
-		{"never", "this instance does not hold the key, but the second tier failed: the key may still be served from it; retry"},
+		{"held", "deleted from this instance, but the second tier failed: the key may be served again from it, or by other instances that it did not tell; retry"},
+		{"never", "this instance does not hold the key, but the second tier failed: the key may still be served from it, or by other instances that it did not tell; retry"},
 	} {
 		r := ts.req(t, "DELETE", "/v1/entries/"+c.key, nil, "")
 		var body struct {

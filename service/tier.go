@@ -24,7 +24,9 @@ import (
 //     form (written by someone else), which is also logged.
 //   - DELETE removes the key from both. If the tier's delete fails, the
 //     DELETE answers 503 (the key is gone from this instance, but a read
-//     could bring it back from the tier): the client should retry.
+//     could bring it back from the tier, and other instances may still hold
+//     their copies if the tier could not tell them): the client should
+//     retry.
 //
 // The values given to and returned by a Tier are the server's stored form
 // (a small header with the content type, then the body); a Tier stores them
@@ -41,6 +43,9 @@ type Tier interface {
 	Get(ctx context.Context, dst, key []byte) (value []byte, ttl time.Duration, found bool, err error)
 	// Set stores value under key for ttl (negative: no expiry).
 	Set(ctx context.Context, key, value []byte, ttl time.Duration) error
-	// Delete removes key, reporting whether it was there.
+	// Delete removes key, reporting whether it was there, and has the
+	// other instances drop their copies; an error means that either may
+	// not have happened (a Redis tier whose delete landed but whose
+	// invalidation could not be sent returns one too).
 	Delete(ctx context.Context, key []byte) (bool, error)
 }
