@@ -48,16 +48,19 @@ const (
 // S3-FIFO evicts before it inserts, so the entry being inserted is not in
 // either queue while its insertion evicts: the small queue holding only
 // that entry counts as empty, and a new entry that enters main does not
-// count in its weight. Here the owner adds first, so the entry added last
-// is left out of those tests and of the victims' choice while the weight
-// is over the maximum: it stays at the end of its queue (entries moved to
-// the end of main go in front of it), and goes only once it is alone (it
-// weighs more than the maximum).
+// count in its weight; and it asks the ghost queue only once those
+// evictions are done, so one of them may push the entry's own hash out of
+// the ghost. Here the owner adds first, so the entry added last waits at
+// the end of the small queue, left out of those tests and of the victims'
+// choice while the weight is over the maximum, and goes only once it is
+// alone (it weighs more than the maximum); when the weight is within the
+// maximum again, it moves to the end of main if the ghost still holds its
+// hash (endInsert).
 //
 // S3FIFO is not safe for concurrent use.
 type S3FIFO struct {
 	small, main node.List
-	fresh       *node.Node // the node being inserted, until the weight is within the maximum
+	fresh       *node.Node // the node being inserted, until the weight is within the maximum (in small)
 	max         uint64
 	mainMax     uint64
 	weighted    bool
@@ -105,13 +108,14 @@ func (p *S3FIFO) Add(n *node.Node) {
 		// evictions may have cut since the last small-queue eviction.
 		p.ghost.trim(p.ghostBound())
 	}
-	if p.ghost.take(p.hash(n)) {
-		n.Queue = qS3Main
-		p.main.PushBack(n)
-	} else {
-		n.Queue = qS3Small
-		p.small.PushBack(n)
+	if p.fresh != nil {
+		// The owner adds again before the last insertion's evictions
+		// are done (it applies a batch of writes, then evicts): that
+		// insertion ends here.
+		p.endInsert()
 	}
+	n.Queue = qS3Small
+	p.small.PushBack(n)
 	p.fresh = n
 	p.settle()
 }
@@ -119,8 +123,21 @@ func (p *S3FIFO) Add(n *node.Node) {
 // settle ends the insertion once the weight is within the maximum, as
 // Evict does when it returns nil (an owner may skip that call).
 func (p *S3FIFO) settle() {
-	if p.Weight() <= p.max {
-		p.fresh = nil
+	if p.fresh != nil && p.Weight() <= p.max {
+		p.endInsert()
+	}
+}
+
+// endInsert ends the insertion of p.fresh, whose evictions are done: a
+// hash the ghost still holds sends it from the end of small to the end of
+// main, and is consumed.
+func (p *S3FIFO) endInsert() {
+	f := p.fresh
+	p.fresh = nil
+	if p.ghost.take(p.hash(f)) {
+		p.small.Remove(f)
+		f.Queue = qS3Main
+		p.main.PushBack(f)
 	}
 }
 
@@ -164,20 +181,17 @@ func (p *S3FIFO) Evict() *node.Node {
 		f := p.fresh
 		smallLen, mainLen, mainWeight := p.small.Len(), p.main.Len(), p.main.Weight()
 		if f != nil {
-			if f.Queue == qS3Small {
-				smallLen--
-			} else {
-				mainLen--
-				mainWeight -= uint64(f.Weight)
-			}
+			smallLen-- // f waits at the end of small (endInsert)
 		}
 		if smallLen == 0 && mainLen == 0 {
 			// The entry being inserted, alone, weighs more than
-			// the maximum.
+			// the maximum: a hash the ghost holds is consumed (it
+			// would have sent the entry to main), any other goes
+			// to the ghost, as for an entry evicted from small.
 			p.fresh = nil
-			p.list(f.Queue).Remove(f)
-			if f.Queue == qS3Small {
-				p.ghost.add(p.hash(f), p.ghostBound())
+			p.small.Remove(f)
+			if h := p.hash(f); !p.ghost.take(h) {
+				p.ghost.add(h, p.ghostBound())
 			}
 			f.Queue = 0
 			return f
@@ -187,7 +201,6 @@ func (p *S3FIFO) Evict() *node.Node {
 			if v.Flags > 0 {
 				v.Flags--
 				p.main.MoveToBack(v)
-				p.keepFreshLast()
 				continue
 			}
 			p.main.Remove(v)
@@ -201,7 +214,6 @@ func (p *S3FIFO) Evict() *node.Node {
 			v.Flags = 0
 			v.Queue = qS3Main
 			p.main.PushBack(v)
-			p.keepFreshLast()
 			continue
 		}
 		v.Queue = 0
@@ -209,16 +221,10 @@ func (p *S3FIFO) Evict() *node.Node {
 		p.settle()
 		return v
 	}
-	p.fresh = nil // the insertion is over
-	return nil
-}
-
-// keepFreshLast puts the entry being inserted, if it is in main, back at
-// the end of main, behind an entry Evict just moved there.
-func (p *S3FIFO) keepFreshLast() {
-	if p.fresh != nil && p.fresh.Queue == qS3Main {
-		p.main.MoveToBack(p.fresh)
+	if p.fresh != nil {
+		p.endInsert() // the insertion is over
 	}
+	return nil
 }
 
 // ghostBound is how many hashes the ghost queue may hold.
