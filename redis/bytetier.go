@@ -201,8 +201,10 @@ type Handlers struct {
 // Values are stored in the envelope a Cache uses (value kind, a
 // fingerprint of their own, the expiry in Unix milliseconds), with PXAT.
 // Get computes the remaining TTL from the stored expiry and this machine's
-// clock, in one GET. Set overwrites and Delete removes (no tombstone: a
-// ByteTier does not write what it read, so there is no load to stop).
+// clock, in one GET. Set overwrites; Delete leaves in the value's place,
+// for twice Timeout, a tombstone that Get reads as a miss (so that its
+// answer survives the client resending it: see Delete). There is no
+// tombstone for loads to respect: a ByteTier does not write what it read.
 //
 // All methods are safe for concurrent use. Keys and values passed to a
 // method are only read during the call; Get appends to dst. A ByteTier runs

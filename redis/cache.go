@@ -737,21 +737,37 @@ func (c *Cache[V]) writeLoaded(w write) {
 		c.st.l2WritesDropped.Add(1)
 		return
 	}
-	latest := wallClock().Add(allowed - age).UnixMilli()
 	ctx, cancel := context.WithTimeout(c.life, c.timeout)
 	defer cancel()
-	brk := c.breakerAt(c.nodeAddr(c.life, ctx, w.key))
+	addr := c.nodeAddr(c.life, ctx, w.key)
+	brk := c.breakerAt(addr)
 	tk, ok := brk.allow()
 	if !ok {
 		c.st.l2Skipped.Add(1)
 		c.st.l2WritesDropped.Add(1)
 		return
 	}
-	var n int
+	// The script compares the latest time with the server's clock: it is
+	// translated there by the estimate the writes' answers (this one's
+	// too) keep of how far that clock is ahead of this machine's, as a
+	// Set's (core.bound). Without an estimate yet, this machine's time is
+	// taken for the server's.
+	clock := c.clockAt(addr)
+	deadline := time.Now().Add(allowed - age)
+	latest, _ := c.bound(clock, deadline, true)
+	if latest == 0 {
+		latest = deadline.UnixMilli()
+	}
+	var n int64
 	err := c.call(c.life, brk, tk, true, func() error {
 		// On a writer goroutine: a panic (in a client hook) is an error.
 		return recovered(func() (err error) {
-			n, err = c.cas.Run(ctx, c.client, []string{w.key}, w.token, w.data, expiry(w.data), latest).Int()
+			sent := time.Now()
+			var server int64
+			n, server, err = scriptAnswer(c.cas.Run(ctx, c.client, []string{w.key}, w.token, w.data, expiry(w.data), latest))
+			if err == nil {
+				clock.observe(sampleOf(sent, server))
+			}
 			return err
 		})
 	})

@@ -55,8 +55,11 @@
 // lands later over a newer write of the key. A write whose fate is unknown
 // (a timeout) returns once it can no longer land (a few milliseconds after
 // its deadline). Until a first write has been answered there is no
-// estimate, and the writes sent meanwhile are not bounded; each server of
-// a cluster or ring has its own (a cluster's write is bounded by the
+// estimate, and the writes sent meanwhile are not bounded (a load's write,
+// whose bound keeps it from outliving a Delete's tombstone, then takes
+// this machine's time for the server's); a load's write is answered with
+// a sample of the server's clock too. Each server of a cluster or ring has
+// its own (a cluster's write is bounded by the
 // earliest of all its masters' estimates, as Redis may redirect it; a
 // master or shard with none yet is covered by the others' as far as
 // their clocks agree). The client's user must be allowed EVAL and EVALSHA, and the

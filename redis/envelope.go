@@ -102,17 +102,21 @@ const absentToken = ""
 // casScript writes ARGV[2] to KEYS[1] to expire at ARGV[3] (Unix ms),
 // but only if the key still holds what the load read (ARGV[1], a token: ""
 // for no key, "w" + write id for an envelope, "h" + SHA-1 in hex for other
-// bytes). It returns 1 if it wrote, 0 if the key had changed, and 2 if
-// ARGV[3] has passed by the server's clock (a write that waited that long
-// in the queue, or a value loaded with a very short TTL: SET with a past
-// PXAT would delete the key, a tombstone too) or ARGV[4] has (Unix ms: the
-// latest time the write may still apply, before a tombstone it must not
-// outlive could have expired; a Redis that hung runs the writes it holds
-// when it resumes, however late). A key of another type than string is
-// never overwritten (0).
+// bytes). Its answer is {code, the server's time in Unix ms} (a sample of
+// the server's clock, as a write's: serverClock), the code 1 if it wrote,
+// 0 if the key had changed, and 2 if ARGV[3] has passed by the server's
+// clock (a write that waited that long in the queue, or a value loaded
+// with a very short TTL: SET with a past PXAT would delete the key, a
+// tombstone too) or ARGV[4] has (Unix ms by the server's clock: the latest
+// time the write may still apply, before a tombstone it must not outlive
+// could have expired; a Redis that hung runs the writes it holds when it
+// resumes, however late). A key of another type than string is never
+// overwritten (0).
 const casScript = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ok, cur = pcall(redis.call, 'GET', KEYS[1])
-if not ok then return 0 end
+if not ok then return {0, now} end
 local tok = ''
 if cur then
   if #cur >= 28 and string.sub(cur, 1, 3) == 'ck\1' and (string.sub(cur, 4, 4) == 'v' or string.sub(cur, 4, 4) == 't') then
@@ -121,10 +125,8 @@ if cur then
     tok = 'h' .. redis.sha1hex(cur)
   end
 end
-if tok ~= ARGV[1] then return 0 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if tonumber(ARGV[3]) <= now or tonumber(ARGV[4]) < now then return 2 end
+if tok ~= ARGV[1] then return {0, now} end
+if tonumber(ARGV[3]) <= now or tonumber(ARGV[4]) < now then return {2, now} end
 redis.call('SET', KEYS[1], ARGV[2], 'PXAT', ARGV[3])
-return 1
+return {1, now}
 `

@@ -321,6 +321,9 @@ func (o *Options[V]) resolve() error {
 	if o.Loader == nil {
 		return bad("Loader is required")
 	}
+	if f, ok := o.Loader.(loading.LoaderFunc[string, V]); ok && f == nil {
+		return bad("Loader is a nil LoaderFunc") // as loading.New refuses it
+	}
 	if o.Local.Loader != nil || o.Local.BulkLoader != nil || o.Local.Probe != nil {
 		return bad("Local.Loader, Local.BulkLoader and Local.Probe must be nil (use Loader)")
 	}

@@ -54,7 +54,7 @@ func TestLateWriteKeepsTombstone(t *testing.T) {
 		token := parseEntry(raw).casToken()
 		for _, exp := range []int64{time.Now().Add(-time.Second).UnixMilli(), time.Now().Add(time.Hour).UnixMilli()} {
 			env := newEnvelope(kindValue, 7, c.fp, exp, 0)
-			n, err := c.cas.Run(ctx, client, []string{c.prefix + "k"}, token, env, exp, time.Now().Add(time.Hour).UnixMilli()).Int()
+			n, _, err := scriptAnswer(c.cas.Run(ctx, client, []string{c.prefix + "k"}, token, env, exp, time.Now().Add(time.Hour).UnixMilli()))
 			if err != nil {
 				t.Fatal(err)
 			}
