@@ -87,6 +87,9 @@ type ByteTierOptions struct {
 	Logger *slog.Logger
 
 	// Clock is the breaker's time source. Default nil: the system clock.
+	// NewByteTier reads it once, and returns an error wrapping
+	// ErrInvalidOptions if that panics (a nil pointer of a clock type, say),
+	// as the Cache's New does.
 	Clock cachekit.Clock
 
 	// MaxBulkLen is the longest string the ByteTier sends to Redis: an
@@ -109,6 +112,11 @@ func (o *ByteTierOptions) resolve() error {
 	}
 	if err := checkClient(o.Client); err != nil {
 		return bad("%v", err)
+	}
+	if o.Clock != nil {
+		if err := recovered(func() error { o.Clock.Now(); return nil }); err != nil {
+			return bad("Clock's Now panicked: %v", err)
+		}
 	}
 	if err := resolveDurations(bad,
 		durationOption{"Timeout", &o.Timeout, DefaultTimeout, 0},
@@ -469,11 +477,17 @@ func (t *ByteTier) Delete(ctx context.Context, key []byte) (bool, error) {
 	}
 	skey := string(key)
 	tomb := newEnvelope(kindTomb, mrand.Uint64(), 0, 0, 0)
-	keep := max(2*t.timeout, time.Millisecond).Milliseconds()
+	keep := tombstoneKeep(t.timeout)
 	found, err := t.writeAndPublish(ctx, skey, func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd {
 		return runScript(ctx, p, deleteLua, whole, t.prefix+skey, tomb, keep, latest)
 	})
 	return found == 1, err
+}
+
+// tombstoneKeep is how long, in milliseconds, a ByteTier's Delete keeps
+// its tombstone: twice timeout, rounded up (a millisecond at least).
+func tombstoneKeep(timeout time.Duration) int64 {
+	return ceilMilliseconds(max(2*timeout, time.Millisecond))
 }
 
 // deleteScript replaces the value of KEYS[1] with the tombstone ARGV[1],

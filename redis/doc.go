@@ -78,7 +78,7 @@
 // longer gets the invalidations counts as lost too: after a Sentinel
 // failover (the master's run_id is compared every DegradedTTL/2), or when
 // a goredis.Ring routes the channel to another shard (checked every
-// Timeout).
+// Timeout); neither check runs more often than every 100 ms.
 //
 // # Faults
 //

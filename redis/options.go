@@ -52,9 +52,11 @@ type Options[V any] struct {
 	// RouteRandomly, and a Sentinel client must not be ReplicaOnly. With a
 	// Sentinel client, the subscription follows the master after a
 	// failover: the subscriber asks the client's server for its run_id
-	// (INFO server) every DegradedTTL/2. With a *goredis.Ring, the subscription follows the invalidation channel
-	// from shard to shard as shards go down and come back, within Timeout
-	// of the ring's change (a move counts as a lost subscription); Redis
+	// (INFO server) every DegradedTTL/2 (or Timeout, or 100 ms, if
+	// longer). With a *goredis.Ring, the subscription follows the
+	// invalidation channel from shard to shard as shards go down and come
+	// back, within Timeout (at least 100 ms) of the ring's change (a move
+	// counts as a lost subscription); Redis
 	// itself is then not consistent: a key written while its shard was
 	// down lives on another shard, and the old value is read again once
 	// the shard is back (a Ring spreads keys, it does not fail over). The
