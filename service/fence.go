@@ -78,13 +78,17 @@ func (f *fence) fill(key []byte, gen uint64, store func()) bool {
 	return true
 }
 
-// change bumps key's generation and runs apply (an in-memory change that
-// no Tier write follows: an invalidation) under the stripe's lock.
+// change runs apply (an in-memory change that no Tier write follows: an
+// invalidation, or a write whose Tier part is skipped) and then bumps key's
+// generation, under the stripe's lock. The bump comes after apply (even if
+// it panics): begin reads the generation without the lock, so a read that
+// took a generation bumped before apply could still miss the store before
+// apply had run, read the Tier's older value, and store it over apply's.
 func (f *fence) change(key []byte, apply func()) {
 	st := f.stripe(key)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.gen.Add(1)
+	defer st.gen.Add(1)
 	apply()
 }
 
