@@ -47,7 +47,10 @@ type Cache[V any] struct {
 	fp     uint64
 
 	ttl, tombstoneTTL time.Duration
-	clock             cachekit.Clock
+	// loadWindow is how long after its read of Redis a load's write may
+	// still apply (see writeLoaded).
+	loadWindow time.Duration
+	clock      cachekit.Clock
 
 	cas   *goredis.Script
 	queue chan write
@@ -141,6 +144,7 @@ func New[V any](opts Options[V]) (*Cache[V], error) {
 		fp:           fingerprint(opts.Codec, opts.Version),
 		ttl:          opts.TTL,
 		tombstoneTTL: opts.TombstoneTTL,
+		loadWindow:   min(opts.TombstoneTTL, opts.TTL) - 2*opts.Timeout,
 		clock:        opts.Clock,
 		exactTTL:     opts.ExactTTL,
 		cas:          goredis.NewScript(casScript),
@@ -728,10 +732,12 @@ func (c *Cache[V]) writeLoop() {
 // the load read there.
 func (c *Cache[V]) writeLoaded(w write) {
 	// A write older than this might have read the key before a Delete
-	// whose tombstone has expired since: drop it. The script drops it too
-	// if Redis runs it later than that (a Redis that hung with it: the
+	// whose tombstone has expired since, or before a Set whose value has
+	// (the compare-and-set cannot tell a key never written from one
+	// written and expired since): drop it. The script drops it too if
+	// Redis runs it later than that (a Redis that hung with it: the
 	// client gave up, but the server still runs it when it resumes).
-	allowed := c.tombstoneTTL - 2*c.timeout
+	allowed := c.loadWindow
 	age := c.now().Sub(w.born)
 	if age > allowed {
 		c.st.l2WritesDropped.Add(1)

@@ -42,7 +42,10 @@
 // Delete leaves a tombstone in Redis rather than removing the key, and a
 // load writes its result to Redis only if the key has not changed since the
 // load read it (a compare-and-set in a Lua script): a load that raced a Set
-// or Delete, here or in another instance, never puts an old value back.
+// or Delete, here or in another instance, never puts an old value back
+// (unless Redis itself removed the newer entry early: a maxmemory policy
+// that evicts keys can drop a value or a tombstone, and a load that read
+// the key before it then finds it as it was).
 // Nor does it in L1: a load in flight when Set or Delete is called stores
 // nothing, and one of this instance that reads Redis while its own Set or
 // Delete of the key is on its way (after L1 lost the key: a flush, an

@@ -99,7 +99,11 @@ type Options[V any] struct {
 
 	// TTL is the time to live of values in Redis (under a millisecond,
 	// the smallest TTL Redis keeps, a millisecond). Default DefaultTTL
-	// (10 minutes); negative values are invalid.
+	// (10 minutes); negative values are invalid. A TTL shorter than
+	// TombstoneTTL shortens the time a load's write may take as well (see
+	// TombstoneTTL): a Set's value that expired would otherwise look to
+	// the compare-and-set like the key the load found absent. Instances
+	// that share a Prefix must use the same TTL and TombstoneTTL.
 	TTL time.Duration
 
 	// ExactTTL makes every Redis read ask for the entry's remaining TTL
@@ -145,10 +149,11 @@ type Options[V any] struct {
 
 	// TombstoneTTL is how long a Delete's tombstone stays in Redis
 	// (rounded up to whole milliseconds). A load's write to Redis that is
-	// older than TombstoneTTL minus twice Timeout when its turn comes, or
-	// when Redis runs it (a Redis that hung runs what it holds when it
-	// resumes), is dropped, so a tombstone always outlives the loads it
-	// must stop.
+	// older than TombstoneTTL (or TTL, if shorter) minus twice Timeout when
+	// its turn comes, or when Redis runs it (a Redis that hung runs what it
+	// holds when it resumes), is dropped, so a tombstone, and a Set's
+	// value, always outlives the loads it must stop (with a TTL of at most
+	// twice Timeout, loads are never written to Redis).
 	// Default DefaultTombstoneTTL (1 minute); it must be more than twice
 	// Timeout.
 	TombstoneTTL time.Duration
