@@ -194,6 +194,10 @@ func (c *Cache) get(dst, key []byte) ([]byte, *shard, bool) {
 	h := c.hash.sum(key)
 	sh := c.shardOf(h)
 	sh.mu.RLock()
+	// Held, the lock keeps releaseShards out; until it is, c must stay
+	// reachable, or a call that is the caller's last use of c could find
+	// its shard emptied by the cleanup (see New).
+	runtime.KeepAlive(c)
 	slot, off, hd, coll := sh.st.lookup(key, uint32(h))
 	if slot < 0 {
 		sh.mu.RUnlock()
@@ -255,6 +259,7 @@ func (c *Cache) Has(key []byte) bool {
 	h := c.hash.sum(key)
 	sh := c.shardOf(h)
 	sh.mu.RLock()
+	runtime.KeepAlive(c) // as in get
 	slot, _, hd, coll := sh.st.lookup(key, uint32(h))
 	ok := slot >= 0 && !(hd.hasExp && hd.exp <= c.nowRLocked(&sh.mu))
 	sh.mu.RUnlock()
@@ -271,6 +276,7 @@ func (c *Cache) Delete(key []byte) bool {
 	sh := c.shardOf(h)
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
+	runtime.KeepAlive(c) // as in get
 	slot, _, hd, coll := sh.st.lookup(key, uint32(h))
 	if coll > 0 {
 		sh.collisions.Add(uint64(coll))
