@@ -74,7 +74,10 @@ type Options[K comparable, V any] struct {
 	// background goroutine). Calls may therefore run concurrently, and
 	// removals reported by different goroutines may arrive out of order
 	// (one goroutine reports its own removals in order). A slow callback
-	// slows the goroutine that runs it; on the background goroutine it
+	// slows the goroutine that runs it, and a Set or Delete that found the
+	// write queue full queues its record only after its own report, so
+	// that key's later writes reach the policy (Stats.Weight, the bound)
+	// only once it returns; on the background goroutine it
 	// delays the reclaiming of expired entries (never their expiry: Get
 	// does not return them). A callback that refers to the Cache keeps it
 	// from being stopped by the garbage collector: Close it. A panic in

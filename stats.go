@@ -93,8 +93,12 @@ func (c *cache[K, V]) awaitWrites() {
 
 // Stats returns the cache's counters. It first applies pending writes to the
 // policy, so Entries and Weight reflect every write that returned before
-// Stats was called. The counters are read one at a time, not atomically
-// together.
+// Stats was called, with one exception: a write of a key whose earlier
+// write replaced a value while the write queue was full, and is still in
+// its OnEvict call for it, waits for that call before the policy applies
+// it (that write's record is queued after its report; see
+// Options.OnEvict), and Weight, and the bound, count the replaced value
+// meanwhile. The counters are read one at a time, not atomically together.
 func (h *Cache[K, V]) Stats() Stats {
 	c := h.c
 	c.awaitWrites()
