@@ -42,6 +42,14 @@ func keyOwner(t *testing.T, c *redistest.Cluster, key string) int {
 	return slotOwner(slot)
 }
 
+// clusterClient returns a new ClusterClient of c with the package's
+// defaults, closed when the test ends.
+func clusterClient(t *testing.T, c *redistest.Cluster) *goredis.ClusterClient {
+	cl := goredis.NewClusterClient(ClientDefaults(&goredis.UniversalOptions{Addrs: c.Addrs(), IsClusterMode: true}).Cluster())
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
+}
+
 // channelOn returns a prefix for t's keys whose invalidation channel lives
 // on master m of c.
 func channelOn(t *testing.T, c *redistest.Cluster, m int) string {
@@ -91,11 +99,7 @@ func TestClusterHungMasterFailsOnlyItsReads(t *testing.T) {
 			hung = append(hung, k)
 		}
 	}
-	newClient := func() *goredis.ClusterClient {
-		cl := goredis.NewClusterClient(ClientDefaults(&goredis.UniversalOptions{Addrs: c.Addrs(), IsClusterMode: true}).Cluster())
-		t.Cleanup(func() { _ = cl.Close() })
-		return cl
-	}
+	newClient := func() *goredis.ClusterClient { return clusterClient(t, c) }
 	src := newSource()
 	for _, k := range append([]string{healthy}, hung...) {
 		src.set(k, "v"+k[1:])

@@ -24,6 +24,18 @@ type failoverCluster struct {
 	slot    int // the channel's slot
 }
 
+// survivingChannel returns a prefix for t's keys whose invalidation
+// channel lives on a master other than the one that dies (c.owner).
+func (c *failoverCluster) survivingChannel(t *testing.T) string {
+	t.Helper()
+	for i := 0; ; i++ {
+		p := testPrefix(t) + strconv.Itoa(i) + ":"
+		if slotOwner(int(c.admins[0].ClusterKeySlot(context.Background(), p+"invalidate").Val())) != c.owner {
+			return p
+		}
+	}
+}
+
 func startFailoverCluster(t *testing.T, channel string) *failoverCluster {
 	t.Helper()
 	bin := redisBin(t)
@@ -195,14 +207,7 @@ func TestClusterWritesResumeAfterMasterKilled(t *testing.T) {
 	ctx := context.Background()
 	keyTag := "{" + testPrefix(t) + "k}" // the keys' slot: its master dies
 	c := startFailoverCluster(t, keyTag)
-	// A prefix whose invalidation channel lives on a master that survives.
-	var prefix string
-	for i := 0; prefix == ""; i++ {
-		p := testPrefix(t) + strconv.Itoa(i) + ":"
-		if slotOwner(int(c.admins[0].ClusterKeySlot(ctx, p+"invalidate").Val())) != c.owner {
-			prefix = p
-		}
-	}
+	prefix := c.survivingChannel(t) // its invalidation channel's master survives
 	a := newTier(t, c.client(t), newSource(), func(o *Options[string]) {
 		o.Prefix = prefix
 		o.BreakerOpenFor = 100 * time.Millisecond

@@ -97,8 +97,7 @@ func TestUnassignedSlotDoesNotOpenAHealthyMastersBreaker(t *testing.T) {
 		}
 		return true
 	})
-	cl := goredis.NewClusterClient(ClientDefaults(&goredis.UniversalOptions{Addrs: c.Addrs(), IsClusterMode: true}).Cluster())
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := clusterClient(t, c)
 	clock := &fakeClock{t: time.Unix(1e9, 0)}
 	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) {
 		o.Prefix = prefix

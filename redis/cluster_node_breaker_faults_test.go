@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -145,14 +144,7 @@ func TestStatsBreakerClosesAfterFailover(t *testing.T) {
 	ctx := context.Background()
 	keyTag := "{" + testPrefix(t) + "k}" // the key's slot: its master dies
 	c := startFailoverCluster(t, keyTag)
-	// A prefix whose invalidation channel lives on a master that survives.
-	var prefix string
-	for i := 0; prefix == ""; i++ {
-		p := testPrefix(t) + strconv.Itoa(i) + ":"
-		if slotOwner(int(c.admins[0].ClusterKeySlot(ctx, p+"invalidate").Val())) != c.owner {
-			prefix = p
-		}
-	}
+	prefix := c.survivingChannel(t) // its invalidation channel's master survives
 	clock := &fakeClock{t: time.Unix(1e9, 0)}
 	cl := c.client(t)
 	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) {
@@ -218,8 +210,7 @@ func TestHungChannelMasterDoesNotOpenHealthyMastersBreaker(t *testing.T) {
 	// hang; the key lives on master 1, which stays healthy.
 	prefix := channelOn(t, c, 0)
 	healthy := keyOn(t, c, prefix, 1)
-	cl := goredis.NewClusterClient(ClientDefaults(&goredis.UniversalOptions{Addrs: c.Addrs(), IsClusterMode: true}).Cluster())
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := clusterClient(t, c)
 	clock := &fakeClock{t: time.Unix(1e9, 0)}
 	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) {
 		o.Prefix = prefix

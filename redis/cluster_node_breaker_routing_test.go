@@ -24,8 +24,7 @@ func TestPlainPublishOnClusterGoesToTheChannelsMaster(t *testing.T) {
 	// The channel's slot and the key live on master 0; master 2 hangs.
 	prefix := channelOn(t, c, 0)
 	key := keyOn(t, c, prefix, 0)
-	cl := goredis.NewClusterClient(ClientDefaults(&goredis.UniversalOptions{Addrs: c.Addrs(), IsClusterMode: true}).Cluster())
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := clusterClient(t, c)
 	clock := &fakeClock{t: time.Unix(1e9, 0)}
 	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) {
 		o.Prefix = prefix
@@ -75,8 +74,7 @@ func TestCancellableCallsBeforeFirstSuccessUseTheirMastersBreaker(t *testing.T) 
 	c := frozenCluster(t)
 	prefix := channelOn(t, c, 0) // the channel on master 0, which stays healthy
 	hungKey, healthyKey := keyOn(t, c, prefix, 2), keyOn(t, c, prefix, 0)
-	cl := goredis.NewClusterClient(ClientDefaults(&goredis.UniversalOptions{Addrs: c.Addrs(), IsClusterMode: true}).Cluster())
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := clusterClient(t, c)
 	if err := cl.ForEachMaster(context.Background(), func(ctx context.Context, m *goredis.Client) error { return m.Ping(ctx).Err() }); err != nil {
 		t.Fatal(err) // the client has its map of the slots
 	}

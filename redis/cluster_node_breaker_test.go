@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	goredis "github.com/redis/go-redis/v9"
 )
 
 // On a Redis Cluster, one breaker gated the calls to every master: a
@@ -29,8 +27,7 @@ func TestClusterHungMasterOpensOnlyItsBreaker(t *testing.T) {
 	// publish there); master 2 will hang.
 	prefix := channelOn(t, c, 0)
 	healthy, hung := keyOn(t, c, prefix, 1), keyOn(t, c, prefix, 2)
-	cl := goredis.NewClusterClient(ClientDefaults(&goredis.UniversalOptions{Addrs: c.Addrs(), IsClusterMode: true}).Cluster())
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := clusterClient(t, c)
 	clock := &fakeClock{t: time.Unix(1e9, 0)}
 	logs := &lineCounter{}
 	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) {
