@@ -78,8 +78,10 @@ func (rs *Results) Best(p Point, caches []string) (best float64, who []string, o
 }
 
 // same reports whether two hit ratios in % are equal at the report's
-// precision, which is how ties are counted.
-func same(a, b float64) bool { return math.Round(a*100) == math.Round(b*100) }
+// precision, which is how ties are counted: whether they print the same
+// (pct), so that a tie is exactly what a reader sees as one (rounding by
+// math.Round instead would split 0.125, printed 0.12, from 0.12).
+func same(a, b float64) bool { return pct(a) == pct(b) }
 
 // Summary is one cache's figures over every point of the suite.
 type Summary struct {

@@ -347,10 +347,10 @@ func gap(v float64) string {
 	if math.IsNaN(v) {
 		return ""
 	}
-	if math.Round(v*100) == 0 {
-		return pct(0)
+	if s := pct(v); s != "-0.00" {
+		return s
 	}
-	return pct(v)
+	return pct(0)
 }
 
 // traceColumns returns the caches of a trace's main table, in order: the

@@ -7,7 +7,6 @@ package report
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -412,10 +411,11 @@ func Plural(n int) string {
 // Signed formats a difference with its sign and two decimals, "0.00" for
 // one that rounds to zero (not "-0.00" or "+0.00").
 func Signed(v float64) string {
-	if math.Round(v*100) == 0 {
+	s := fmt.Sprintf("%+.2f", v)
+	if s == "+0.00" || s == "-0.00" {
 		return "0.00"
 	}
-	return fmt.Sprintf("%+.2f", v)
+	return s
 }
 
 // JoinAnd joins words as "a", "a and b", "a, b and c".
