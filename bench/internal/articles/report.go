@@ -37,8 +37,8 @@ type Summary struct {
 	Cache     string
 	Kind      string
 	Held      int
-	HeapMB    float64
-	RSSMB     float64
+	HeapMiB   float64
+	RSSMiB    float64
 	Objects   float64   // heap objects, millions
 	NsPerOp   []float64 // one per Report.WritePcts; NaN: not measured
 	NsSpread  []float64 // (max − min) / median of the rounds, per write share; NaN: fewer than 2 rounds
@@ -66,12 +66,12 @@ func (r *Report) Summaries() []Summary {
 		var held, heap, rss, objs []float64
 		for _, res := range c.Results {
 			held = append(held, float64(res.Held))
-			heap = append(heap, mb(res.Memory.HeapInuse))
-			rss = append(rss, mb(res.Memory.RSS))
+			heap = append(heap, mib(res.Memory.HeapInuse))
+			rss = append(rss, mib(res.Memory.RSS))
 			objs = append(objs, float64(res.Memory.HeapObjects)/1e6)
 		}
 		s.Held = int(report.Median(held))
-		s.HeapMB, s.RSSMB, s.Objects = report.Median(heap), report.Median(rss), report.Median(objs)
+		s.HeapMiB, s.RSSMiB, s.Objects = report.Median(heap), report.Median(rss), report.Median(objs)
 		for _, pct := range r.WritePcts {
 			var ns, hit []float64
 			for _, res := range c.Results {
@@ -118,7 +118,7 @@ func PctLabel(p float64) string { return fmt.Sprintf("%g%%", p) }
 func (r *Report) Table(names []string, base string) string {
 	sums := r.Summaries()
 	b, hasBase := Lookup(sums, base)
-	cols := []string{"cache", "kind", ">entries held", ">heap MB", ">resident MB", ">heap objects (M)"}
+	cols := []string{"cache", "kind", ">entries held", ">heap MiB", ">resident MiB", ">heap objects (M)"}
 	for _, p := range r.WritePcts {
 		cols = append(cols, ">ns/op, "+PctLabel(p)+" writes")
 	}
@@ -132,8 +132,8 @@ func (r *Report) Table(names []string, base string) string {
 			held = fmt.Sprintf("**%d** (%s%% lost)", s.Held, lostText(100*float64(r.Entries-s.Held)/float64(r.Entries)))
 		}
 		row := []string{s.Cache, s.Kind, held,
-			withRatio(s.HeapMB, b.HeapMB, hasBase && s.Cache != base, "%.1f"),
-			withRatio(s.RSSMB, b.RSSMB, hasBase && s.Cache != base, "%.1f"),
+			withRatio(s.HeapMiB, b.HeapMiB, hasBase && s.Cache != base, "%.1f"),
+			withRatio(s.RSSMiB, b.RSSMiB, hasBase && s.Cache != base, "%.1f"),
 			fmt.Sprintf("%.2f", s.Objects)}
 		for i := range r.WritePcts {
 			var bns float64
@@ -196,15 +196,15 @@ func (r *Report) Charts(dir, prefix string, names []string) ([]string, error) {
 			continue
 		}
 		cats = append(cats, s.Cache)
-		heap = append(heap, s.HeapMB)
-		rss = append(rss, s.RSSMB)
+		heap = append(heap, s.HeapMiB)
+		rss = append(rss, s.RSSMiB)
 		for i := range r.WritePcts {
 			ns[i] = append(ns[i], s.NsPerOp[i])
 		}
 	}
 	mem := chart.Bars{
 		Title:      fmt.Sprintf("Memory held by %s entries of struct{int; bool; string} after GC", report.Thousands(r.Entries)),
-		Label:      "MB (less is better)",
+		Label:      "MiB (less is better)",
 		Categories: cats,
 		Series:     []chart.Series{{Name: "Go heap in use", Values: heap}, {Name: "resident set", Values: rss}},
 	}
@@ -238,12 +238,12 @@ func (r *Report) Markdown(charts []string) string {
 		"docs/benchmarks/README.md explains the method.\n\n",
 		report.Thousands(r.Entries), r.Entries-1, len(NewValue(0).S), len(NewValue(max(r.Entries-1, 0)).S), byteText(r), report.Count(r.Rounds, "round"))
 	b.WriteString("- **entries held**: keys a Get found after the fill (a cache that drops or refuses writes holds fewer).\n")
-	b.WriteString("- **heap MB**: growth of the Go heap in use (`runtime.MemStats.HeapInuse`) from before the cache was built to after the fill, each after a forced GC. " +
+	b.WriteString("- **heap MiB**: growth of the Go heap in use (`runtime.MemStats.HeapInuse`) from before the cache was built to after the fill, each after a forced GC. " +
 		"It misses memory mapped outside the Go heap")
 	if r.has("fastcache") {
 		b.WriteString(": fastcache's chunks are allocated with mmap")
 	}
-	b.WriteString(".\n- **resident MB**: growth of the process's resident set over the same span (after the GC, free pages returned to the OS): " +
+	b.WriteString(".\n- **resident MiB**: growth of the process's resident set over the same span (after the GC, free pages returned to the OS): " +
 		"what the machine really gave the cache, off-heap chunks included.")
 	if len(r.byteCaches()) > 0 {
 		b.WriteString(" The fair figure for comparing byte caches with the others.")

@@ -10,7 +10,7 @@ import (
 	"github.com/cachekit/cachekit/bench/internal/report"
 )
 
-// roundResult is one round of a cache: held entries, heap MB, and the ns/op
+// roundResult is one round of a cache: held entries, heap MiB, and the ns/op
 // of each write share of WritePcts (a phase per figure given).
 func roundResult(held int, heapMB int64, ns ...float64) Result {
 	r := Result{Held: held, Memory: memstat.Delta{HeapInuse: heapMB << 20, RSS: heapMB << 20}}

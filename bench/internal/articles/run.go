@@ -181,8 +181,8 @@ func Measure(cfg Config) (map[string][]Result, error) {
 			}
 			out[name] = append(out[name], r)
 			if cfg.Progress != nil {
-				fmt.Fprintf(cfg.Progress, "round %d/%d  %-12s held %8d  heap %7.1f MB  rss %7.1f MB", round+1, cfg.Rounds, name,
-					r.Held, mb(r.Memory.HeapInuse), mb(r.Memory.RSS))
+				fmt.Fprintf(cfg.Progress, "round %d/%d  %-12s held %8d  heap %7.1f MiB  rss %7.1f MiB", round+1, cfg.Rounds, name,
+					r.Held, mib(r.Memory.HeapInuse), mib(r.Memory.RSS))
 				for _, p := range r.Phases {
 					fmt.Fprintf(cfg.Progress, "  %g%% writes %6.1f ns/op", p.WritePct, p.NsPerOp())
 				}
@@ -193,4 +193,5 @@ func Measure(cfg Config) (map[string][]Result, error) {
 	return out, nil
 }
 
-func mb(b int64) float64 { return float64(b) / (1 << 20) }
+// mib converts bytes to MiB (2^20 bytes), the unit of the reports' memory columns.
+func mib(b int64) float64 { return float64(b) / (1 << 20) }

@@ -48,10 +48,10 @@ func (r *Report) Targets() []Target {
 	bc, ok1 := articles.Lookup(sums, "bytecache")
 	fc, ok2 := articles.Lookup(sums, "fastcache")
 	t := Target{What: fmt.Sprintf("memory for %s structs at most fastcache's (resident set)", report.Thousands(r.Articles.Entries))}
-	if ok1 && ok2 && bc.RSSMB > 0 && fc.RSSMB > 0 { // 0: not measured (no /proc)
+	if ok1 && ok2 && bc.RSSMiB > 0 && fc.RSSMiB > 0 { // 0: not measured (no /proc)
 		t.Known = true
-		t.Met = bc.RSSMB <= fc.RSSMB
-		t.Measured = fmt.Sprintf("bytecache %.1f MB, fastcache %.1f MB (%s)", bc.RSSMB, fc.RSSMB, report.Ratio(bc.RSSMB, fc.RSSMB))
+		t.Met = bc.RSSMiB <= fc.RSSMiB
+		t.Measured = fmt.Sprintf("bytecache %.1f MiB, fastcache %.1f MiB (%s)", bc.RSSMiB, fc.RSSMiB, report.Ratio(bc.RSSMiB, fc.RSSMiB))
 	}
 	out = append(out, t)
 	for i, pct := range r.Articles.WritePcts {
@@ -143,7 +143,7 @@ func (r *Report) Markdown(charts []string) string {
 	fmt.Fprintf(&b, "## The articles' table\n\n%s entries of `struct{N int; B bool; S string}` binary-encoded (a varint, a byte, a length-prefixed string), "+
 		"keys `user:0` … `user:%d`; bytecache through its `Typed` layer, the others through the same codec. Each cache in a fresh process, %s, medians; "+
 		"%s for %s per timed run, uniformly random keys.%s "+
-		"**resident MB** is the fair memory figure: fastcache's and bytecache's chunks are mapped outside the Go heap.\n\n",
+		"**resident MiB** is the fair memory figure: fastcache's and bytecache's chunks are mapped outside the Go heap.\n\n",
 		report.Thousands(a.Entries), a.Entries-1, report.Count(a.Rounds, "round"), report.Count(a.Goroutines, "goroutine"), a.Duration, pureText(a))
 	b.WriteString(a.Table(nil, "bytecache"))
 	for _, c := range charts {

@@ -10,7 +10,7 @@ import (
 )
 
 // figuresReport returns a report with bytecache's and fastcache's figures:
-// the resident MB and the ns/op of each of WritePcts.
+// the resident MiB and the ns/op of each of WritePcts.
 func figuresReport(bcNs, fcNs []time.Duration) Report {
 	r := Report{
 		Articles: articles.Report{Entries: 100, Goroutines: 2, Duration: "1s", Rounds: 3, WritePcts: WritePcts, Caches: articles.Describe(Caches)},

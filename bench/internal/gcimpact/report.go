@@ -45,8 +45,8 @@ type Row struct {
 	Cache       string
 	Entries     int
 	Held        int
-	HeapMB      float64
-	RSSMB       float64
+	HeapMiB     float64
+	RSSMiB      float64
 	ObjectsM    float64
 	FillS       float64 // seconds
 	FillMaxMs   float64 // the longest Set of the fill
@@ -88,8 +88,8 @@ func (r *Report) Row(cache string, entries int) (Row, bool) {
 		Cache:       cache,
 		Entries:     entries,
 		Held:        int(med(func(x Result) float64 { return float64(x.Held) })),
-		HeapMB:      med(func(x Result) float64 { return float64(x.Memory.HeapInuse) / (1 << 20) }),
-		RSSMB:       med(func(x Result) float64 { return float64(x.Memory.RSS) / (1 << 20) }),
+		HeapMiB:     med(func(x Result) float64 { return float64(x.Memory.HeapInuse) / (1 << 20) }),
+		RSSMiB:      med(func(x Result) float64 { return float64(x.Memory.RSS) / (1 << 20) }),
 		ObjectsM:    med(func(x Result) float64 { return float64(x.Memory.HeapObjects) / 1e6 }),
 		FillS:       med(func(x Result) float64 { return x.Fill.Seconds() }),
 		FillMaxMs:   med(func(x Result) float64 { return d(x.FillMaxSet) / 1000 }),
@@ -167,7 +167,7 @@ func (r *Report) SummaryTable(what string, f func(Row) string) string {
 
 // DetailTable returns every figure of every cache at one size.
 func (r *Report) DetailTable(size int, names []string) string {
-	t := report.NewTable("cache", ">entries held", ">fill s", ">slowest Set of the fill ms", ">heap MB", ">resident MB", ">heap objects (M)", ">forced GC ms, fastest", ">median", ">GC CPU ms per forced GC", ">process CPU ms per forced GC",
+	t := report.NewTable("cache", ">entries held", ">fill s", ">slowest Set of the fill ms", ">heap MiB", ">resident MiB", ">heap objects (M)", ">forced GC ms, fastest", ">median", ">GC CPU ms per forced GC", ">process CPU ms per forced GC",
 		">churn s", ">GC cycles", ">GC CPU s per s", ">longest STW pause µs", ">request p50 µs", ">p99 µs", ">p99.9 µs", ">max µs")
 	if names == nil {
 		names = r.names()
@@ -185,7 +185,7 @@ func (r *Report) DetailTable(size int, names []string) string {
 		if x.Entries == 0 {
 			fill = "–" // an empty cache's Fill is only the wait for its pending writes
 		}
-		t.Row(n, held, fill, fillText(x.FillMaxMs), f1(x.HeapMB), f1(x.RSSMB), fmt.Sprintf("%.2f", x.ObjectsM), fmt.Sprintf("%.2f", x.ForcedMs), fmt.Sprintf("%.2f", x.ForcedMedMs), fmt.Sprintf("%.1f", x.ForcedCPUms), cpuText(x.ForcedPCPU),
+		t.Row(n, held, fill, fillText(x.FillMaxMs), f1(x.HeapMiB), f1(x.RSSMiB), fmt.Sprintf("%.2f", x.ObjectsM), fmt.Sprintf("%.2f", x.ForcedMs), fmt.Sprintf("%.2f", x.ForcedMedMs), fmt.Sprintf("%.1f", x.ForcedCPUms), cpuText(x.ForcedPCPU),
 			fmt.Sprintf("%.1f", x.Window), fmt.Sprintf("%.0f", x.Cycles), fmt.Sprintf("%.3f", x.GCCPUPerSec), f0(x.MaxPauseUs),
 			f1(x.P50us), f1(x.P99us), f1(x.P999us), f0(x.MaxUs))
 	}

@@ -68,7 +68,7 @@ func Measure(cfg Config) ([]Result, error) {
 			}
 			out = append(out, r)
 			if cfg.Progress != nil {
-				fmt.Fprintf(cfg.Progress, "round %d/%d  %-12s %9d entries  heap %7.0f MB  rss %7.0f MB  forced GC %8.2f ms  "+
+				fmt.Fprintf(cfg.Progress, "round %d/%d  %-12s %9d entries  heap %7.0f MiB  rss %7.0f MiB  forced GC %8.2f ms  "+
 					"churn %5.1fs %3d cycles GC CPU %.3f s/s  p99.9 %8.1f µs  (%s)\n",
 					round+1, cfg.Rounds, j.Cache, j.Entries, float64(r.Memory.HeapInuse)/(1<<20), float64(r.Memory.RSS)/(1<<20),
 					ms(r.ForcedMin()), r.Window.Seconds(), r.Cycles, r.GCCPUPerSecond(), us(r.P999), time.Since(t0).Round(time.Second))
