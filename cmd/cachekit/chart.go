@@ -241,16 +241,18 @@ func chartPanel(trace string, rows []simRow, policies []string, width vg.Length)
 		a.Tick.Label.Font = font.From(sans, tickSize)
 	}
 
-	var caps []float64
+	// The capacities as given (labelled exactly, even past 2^53, where
+	// float64 would round them); as float64 only for their positions.
+	var caps []int
 	lo, hi := 100.0, 0.0
 	for _, r := range rows {
-		if c := float64(r.Capacity); !slices.Contains(caps, c) {
-			caps = append(caps, c)
+		if !slices.Contains(caps, r.Capacity) {
+			caps = append(caps, r.Capacity)
 		}
 		lo, hi = min(lo, 100*r.HitRatio), max(hi, 100*r.HitRatio)
 	}
 	slices.Sort(caps)
-	cmin, cmax := caps[0], caps[len(caps)-1]
+	cmin, cmax := float64(caps[0]), float64(caps[len(caps)-1])
 	logX := cmax >= 10*cmin
 	if logX {
 		p.X.Scale = plot.LogScale{}
@@ -360,7 +362,7 @@ func (s stepTicks) Ticks(lo, hi float64) []plot.Tick {
 // leave room for their label after the previous one on an axis of about
 // width points.
 type capacityTicks struct {
-	caps  []float64
+	caps  []int
 	log   bool
 	width vg.Length
 }
@@ -377,10 +379,10 @@ func (t capacityTicks) Ticks(lo, hi float64) []plot.Tick {
 	var ticks []plot.Tick
 	last := math.Inf(-1) // where the last label ends
 	for _, c := range t.caps {
-		tk := plot.Tick{Value: c}
-		label := strconv.FormatFloat(c, 'f', -1, 64)
+		tk := plot.Tick{Value: float64(c)}
+		label := strconv.Itoa(c)
 		half := digit * float64(len(label)) / 2
-		if x := pos(c); x-half >= last+digit {
+		if x := pos(float64(c)); x-half >= last+digit {
 			tk.Label, last = label, x+half
 		}
 		ticks = append(ticks, tk)

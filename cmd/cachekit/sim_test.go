@@ -273,14 +273,14 @@ func TestCapacityTicks(t *testing.T) {
 		return ls
 	}
 	// Linear, 400 points: 110 is too close to 100 for a label of its own.
-	lin := capacityTicks{caps: []float64{100, 110, 500, 1000}, width: 400}
+	lin := capacityTicks{caps: []int{100, 110, 500, 1000}, width: 400}
 	if got, want := labels(lin, 100, 1000), []string{"100", "", "500", "1000"}; !slices.Equal(got, want) {
 		t.Errorf("linear: labels %q, want %q", got, want)
 	}
 	// Log: 1, 2, 5, ... 10⁶ over 500 points, a tick each, and labels that
 	// keep apart.
-	var caps []float64
-	for c := 1.0; c <= 1e6; c *= 10 {
+	var caps []int
+	for c := 1; c <= 1e6; c *= 10 {
 		caps = append(caps, c, 2*c, 5*c)
 	}
 	lg := capacityTicks{caps: caps, log: true, width: 500}
@@ -294,7 +294,7 @@ func TestCapacityTicks(t *testing.T) {
 		if l == "" {
 			continue
 		}
-		x, half := 500*math.Log(caps[i])/math.Log(5e6), 5.6*float64(len(l))/2
+		x, half := 500*math.Log(float64(caps[i]))/math.Log(5e6), 5.6*float64(len(l))/2
 		if x-half < end {
 			t.Errorf("log: labels %q: %s overlaps the label before", got, l)
 		}
