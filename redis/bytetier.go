@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	mrand "math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -443,7 +444,7 @@ func (t *ByteTier) Set(ctx context.Context, key, value []byte, ttl time.Duration
 	env := newEnvelope(kindValue, mrand.Uint64(), t.fp, exp, len(value))
 	env = append(env, value...)
 	skey := string(key)
-	_, err := t.writeAndPublish(ctx, skey, func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd {
+	_, err := t.writeAndPublish(ctx, skey, writeLua, func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd {
 		if exp == 0 {
 			return runWrite(ctx, p, whole, t.prefix+skey, env, "", 0, latest)
 		}
@@ -478,15 +479,19 @@ func (t *ByteTier) Delete(ctx context.Context, key []byte) (bool, error) {
 	skey := string(key)
 	tomb := newEnvelope(kindTomb, mrand.Uint64(), 0, 0, 0)
 	keep := tombstoneKeep(t.timeout)
-	found, err := t.writeAndPublish(ctx, skey, func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd {
+	found, err := t.writeAndPublish(ctx, skey, deleteLua, func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd {
 		return runScript(ctx, p, deleteLua, whole, t.prefix+skey, tomb, keep, latest)
 	})
 	return found == 1, err
 }
 
 // tombstoneKeep is how long, in milliseconds, a ByteTier's Delete keeps
-// its tombstone: twice timeout, rounded up (a millisecond at least).
+// its tombstone: twice timeout, rounded up (a millisecond at least; the
+// longest Duration for a timeout so long that twice it overflows).
 func tombstoneKeep(timeout time.Duration) int64 {
+	if timeout > math.MaxInt64/2 {
+		return ceilMilliseconds(math.MaxInt64)
+	}
 	return ceilMilliseconds(max(2*timeout, time.Millisecond))
 }
 

@@ -293,7 +293,7 @@ func (c *Cache[V]) Delete(ctx context.Context, key string) error {
 	}
 	return c.change(ctx, key, func() { c.l1.Delete(key) }, func() error {
 		env := newEnvelope(kindTomb, mrand.Uint64(), 0, expiresAt(c.tombstoneTTL), 0)
-		_, err := c.core.writeAndPublish(ctx, key, func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd {
+		_, err := c.core.writeAndPublish(ctx, key, writeLua, func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd {
 			// A relative expiry: the tombstone must outlive the loads it
 			// stops by TombstoneTTL of the server's time, whatever this
 			// machine's clock says (a PXAT from a clock running behind the
@@ -386,7 +386,7 @@ func expiresAt(ttl time.Duration) int64 {
 // writeAndPublish writes env to key's Redis entry (to expire at the time
 // the envelope holds) and publishes key's invalidation, in one round trip.
 func (c *Cache[V]) writeAndPublish(ctx context.Context, key string, env []byte) error {
-	_, err := c.core.writeAndPublish(ctx, key, func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd {
+	_, err := c.core.writeAndPublish(ctx, key, writeLua, func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd {
 		// PXAT by hand: go-redis's SetArgs.ExpireAt sends EXAT, in whole
 		// seconds, which would drop the entry up to 999 ms before the
 		// expiry its envelope carries.

@@ -46,8 +46,8 @@ type core struct {
 	breakers     map[string]*breaker
 	newBreakerAt func(addr string) *breaker
 
-	deadlines *deadlines  // of calls from contexts that are never cancelled (callContext)
-	scripted  atomic.Bool // a write's script has run: later writes send it by its hash
+	deadlines *deadlines // of calls from contexts that are never cancelled (callContext)
+	scripted  sync.Map   // *goredis.Script → struct{}: the write scripts that have run, which later writes send by their hash
 
 	// The estimates of the servers' clocks, for the writes' latest times
 	// (see serverClock): one per server address, nodeOf's for a key ("" for
@@ -377,15 +377,18 @@ func (c *core) steadySince(up bool, confirms uint64) bool {
 // ID returns the instance id that the invalidations carry.
 func (c *core) ID() string { return c.id }
 
-// writeAndPublish runs write (a script that changes key's Redis entry,
-// added to the pipeline it is given, that does nothing once the server's
-// clock is past latest, and returns {code, the server's time}: see
-// writeScript) and then publishes key's invalidation, within Timeout and
-// behind the breaker. It returns the script's code. write is given the
-// latest time (0: no bound) and whether to send the script whole (EVAL)
-// rather than by its hash (EVALSHA, the first try: a server that does not
-// know the script yet refuses it without running it, and the script is
-// then sent whole).
+// writeAndPublish runs write (which adds script, a script that changes
+// key's Redis entry, to the pipeline it is given; the script does nothing
+// once the server's clock is past latest, and returns {code, the server's
+// time}: see writeScript) and then publishes key's invalidation, within
+// Timeout and behind the breaker. It returns the script's code. write is
+// given the latest time (0: no bound) and whether to send the script whole
+// (EVAL) rather than by its hash (EVALSHA). A script is sent whole until it
+// has run once through this client; after that by its hash (a server that
+// no longer knows it, restarted, refuses it without running it, and it is
+// sent whole again). Each script counts apart: a Delete's script sent by
+// hash because a Set's had run would be refused by a server that never ran
+// it, after its invalidation had gone out ahead of it.
 //
 // The invalidation must not overtake the write: an instance that drops
 // its copy on the message and reads Redis at once must find the new value.
@@ -402,7 +405,7 @@ func (c *core) ID() string { return c.id }
 // because ctx ended first (the caller gave up: no failure of Redis). An
 // invalidation is counted in Stats.InvalidationsSent when Redis accepted
 // its publication, whether or not the write succeeded.
-func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd) (int64, error) {
+func (c *core) writeAndPublish(ctx context.Context, key string, script *goredis.Script, write func(ctx context.Context, p goredis.Pipeliner, latest int64, whole bool) *goredis.Cmd) (int64, error) {
 	now := time.Now()
 	cctx, cancel := c.callContext(ctx, now)
 	defer cancel()
@@ -439,7 +442,8 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 	clock := c.clockAt(addr)
 	_, oneConn := c.client.(*goredis.Client)
 	c.call(ctx, brk, tk, true, func() error {
-		whole := !c.scripted.Load()
+		_, known := c.scripted.Load(script)
+		whole := !known
 		var again *sample // the bound of a write sent again after a refusal in time
 		for {
 			sent := time.Now()
@@ -477,7 +481,10 @@ func (c *core) writeAndPublish(ctx context.Context, key string, write func(ctx c
 				}
 				break
 			}
-			c.scripted.Store(true)
+			if !known {
+				c.scripted.Store(script, struct{}{})
+				known = true
+			}
 			var server int64
 			var err error
 			if code, server, err = scriptAnswer(w); err != nil {
