@@ -462,9 +462,12 @@ func (c *core) writeAndPublish(ctx context.Context, key string, script *goredis.
 				c.st.sent.Add(1) // each time: the call may be sent again
 			}
 			if err := w.Err(); err != nil && !whole && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-				// Nothing ran (a server restarted, or a node that had
-				// never run it): again, whole. Its invalidation, if
-				// sent, is sent again after it.
+				// Nothing ran (a server restarted or failed over, or a
+				// cluster node that had never run it): again, whole.
+				// Its invalidation, if sent (one connection), went out
+				// ahead of the write, so an instance that read the entry
+				// at once found the old value; it is sent again after
+				// the write, which drops that copy.
 				whole = true
 				continue
 			}

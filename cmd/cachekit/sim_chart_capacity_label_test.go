@@ -10,22 +10,26 @@ import (
 	"testing"
 )
 
-// svgTexts returns the character data of every <text> element of an SVG.
-func svgTexts(t *testing.T, data []byte) map[string]int {
+// svgTexts returns the name of an SVG's root element and the character
+// data of every <text> element in it, with how many times each occurs.
+func svgTexts(t *testing.T, data []byte) (root string, texts map[string]int) {
 	t.Helper()
 	dec := xml.NewDecoder(bytes.NewReader(data))
-	texts := map[string]int{}
+	texts = map[string]int{}
 	inText := false
 	for {
 		tok, err := dec.Token()
 		if errors.Is(err, io.EOF) {
-			return texts
+			return root, texts
 		}
 		if err != nil {
-			t.Fatalf("invalid XML: %v", err)
+			t.Fatalf("invalid XML: %v\n%s", err, data)
 		}
 		switch tok := tok.(type) {
 		case xml.StartElement:
+			if root == "" {
+				root = tok.Name.Local
+			}
 			inText = tok.Name.Local == "text"
 		case xml.EndElement:
 			inText = false
@@ -63,7 +67,7 @@ func TestChartLabelsCapacityExactly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	texts := svgTexts(t, data)
+	_, texts := svgTexts(t, data)
 	if texts[capacity] == 0 {
 		var labels []string
 		for s := range texts {

@@ -5,8 +5,6 @@ import (
 	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
-	"encoding/xml"
-	"errors"
 	"image/png"
 	"io"
 	"math"
@@ -199,32 +197,7 @@ func TestSimChart(t *testing.T) {
 	// SVG: valid XML, an svg root, and the texts: each trace's name (a
 	// panel's title) and each policy's name in each panel's legend.
 	data := chart("out.svg", "-trace", "loop,plain.txt", "-capacity", "1,2,3,100")
-	dec := xml.NewDecoder(bytes.NewReader(data))
-	var root string
-	texts := map[string]int{}
-	inText := false
-	for {
-		tok, err := dec.Token()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("invalid XML: %v\n%s", err, data)
-		}
-		switch tok := tok.(type) {
-		case xml.StartElement:
-			if root == "" {
-				root = tok.Name.Local
-			}
-			inText = tok.Name.Local == "text"
-		case xml.EndElement:
-			inText = false
-		case xml.CharData:
-			if inText {
-				texts[string(tok)]++
-			}
-		}
-	}
+	root, texts := svgTexts(t, data)
 	if root != "svg" {
 		t.Fatalf("root element %q", root)
 	}

@@ -65,40 +65,33 @@ func tableRow(md, heading, first string) []string {
 // hundredth of a point count as a tie; a tie is a best for each"). They
 // were decided by math.Round(h*100) while the figures print with %.2f,
 // which rounds the exact binary value half to even: 25 hits of 20,000
-// requests (0.125%) printed "0.12" but counted as 0.13. Here default hits
-// 24 (0.12%) and otter 25 (0.125%, printed 0.12): both are bold and
-// default is best at that point. (Found by a review helper.)
-func TestTieDecidedAtPrintedPrecision(t *testing.T) {
-	md := markdownFromJSON(t, onePointReport(map[string]uint64{hitratio.NameDefault: 24, "otter": 25, "golang-lru": 20}))
-	row := tableRow(md, "#### t", "10")
-	if row == nil {
-		t.Fatalf("no row for capacity 10:\n%s", md)
-	}
-	// columns: capacity, default, otter, golang-lru
-	if len(row) < 3 || row[1] != "**0.12**" || row[2] != "**0.12**" {
-		t.Errorf("trace row = %q: default and otter both print 0.12, want both bold", row)
-	}
-	sum := tableRow(md, "## Summary", "default")
-	if len(sum) < 4 || sum[3] != "1" {
-		t.Errorf("summary row of default = %q: want best at 1 (it ties otter's 0.12)", sum)
-	}
-}
-
-// The same mismatch the other way: default hits 25 (0.125%, printed
-// 0.12) and otter 26 (0.13%) were counted as a tie, both bold, default
-// "best at" a point where a peer prints higher. Only otter's 0.13 is
-// bold now, and default is best at no point.
-func TestNoTieAcrossPrintedHundredths(t *testing.T) {
-	md := markdownFromJSON(t, onePointReport(map[string]uint64{hitratio.NameDefault: 25, "otter": 26, "golang-lru": 20}))
-	row := tableRow(md, "#### t", "10")
-	if row == nil {
-		t.Fatalf("no row for capacity 10:\n%s", md)
-	}
-	if len(row) < 3 || row[1] != "0.12" || row[2] != "**0.13**" {
-		t.Errorf("trace row = %q: want default 0.12 (not bold), otter **0.13**", row)
-	}
-	sum := tableRow(md, "## Summary", "default")
-	if len(sum) < 4 || sum[3] != "0" {
-		t.Errorf("summary row of default = %q: want best at 0 (otter prints 0.13, default 0.12)", sum)
+// requests (0.125%) printed "0.12" but counted as 0.13. So default's 24
+// hits (0.12%) lost to otter's 25 although both printed 0.12, and
+// default's 25 tied otter's 26 (0.13%). (Found by a review helper.)
+func TestTiesAtPrintedPrecision(t *testing.T) {
+	for _, tc := range []struct {
+		name                   string
+		defaultHits, otter     uint64
+		defaultCell, otterCell string
+		defaultBestAt          string
+	}{
+		{"both print 0.12: a tie", 24, 25, "**0.12**", "**0.12**", "1"},
+		{"0.12 against 0.13: no tie", 25, 26, "0.12", "**0.13**", "0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			md := markdownFromJSON(t, onePointReport(map[string]uint64{hitratio.NameDefault: tc.defaultHits, "otter": tc.otter, "golang-lru": 20}))
+			row := tableRow(md, "#### t", "10")
+			if row == nil {
+				t.Fatalf("no row for capacity 10:\n%s", md)
+			}
+			// columns: capacity, default, otter, golang-lru
+			if len(row) < 3 || row[1] != tc.defaultCell || row[2] != tc.otterCell {
+				t.Errorf("trace row = %q: want default %s, otter %s", row, tc.defaultCell, tc.otterCell)
+			}
+			sum := tableRow(md, "## Summary", "default")
+			if len(sum) < 4 || sum[3] != tc.defaultBestAt {
+				t.Errorf("summary row of default = %q: want best at %s", sum, tc.defaultBestAt)
+			}
+		})
 	}
 }
