@@ -170,6 +170,7 @@ func New[V any](opts Options[V]) (*Cache[V], error) {
 		clock:            opts.Clock,
 		maxBulkLen:       opts.MaxBulkLen,
 		log:              opts.Logger.With("cache", opts.Prefix),
+		logWrites:        true,
 	})
 	c.reads = newReads(&c.core, opts.ExactTTL, opts.ReadsInFlight)
 	local := opts.Local

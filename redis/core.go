@@ -63,6 +63,7 @@ type core struct {
 	attemptLimit time.Duration
 	log          *slog.Logger
 	logs         logLimiter
+	logWrites    bool // see coreSettings.logWrites
 	st           counters
 
 	// invalidate drops a key (without the prefix) that another instance
@@ -113,6 +114,10 @@ type coreSettings struct {
 	clock                         cachekit.Clock
 	log                           *slog.Logger
 	maxBulkLen                    int
+	// logWrites: a Set's or Delete's failed write or publish is logged
+	// (a Cache's Options.Logger; a ByteTier's caller logs the errors it
+	// gets back itself).
+	logWrites bool
 }
 
 // init sets c up (c is a field of its owner, so it is not returned).
@@ -149,6 +154,7 @@ func (c *core) init(s coreSettings) {
 	c.healthCheck = s.healthCheck
 	c.resubscribeDelay = s.resubscribeDelay
 	c.log = s.log
+	c.logWrites = s.logWrites
 	switch s.sharded {
 	case ShardedAuto:
 		_, c.sharded = s.client.(*goredis.ClusterClient)
@@ -571,6 +577,9 @@ func (c *core) writeAndPublish(ctx context.Context, key string, script *goredis.
 		}
 		if !callerEnded(ctx, w.Err()) {
 			c.st.l2WriteErrors.Add(1)
+			if c.logWrites {
+				c.logs.log(c.log, "write", "redis: write failed", "key", c.prefix+key, "err", err)
+			}
 		}
 		if scriptRefused(err) {
 			return 0, fmt.Errorf("redis: writing %q (the user must be allowed EVAL and EVALSHA, and in them TIME, SET, GET and TYPE): %w", key, err)
@@ -581,6 +590,9 @@ func (c *core) writeAndPublish(ctx context.Context, key string, script *goredis.
 	if err := pub.Err(); err != nil {
 		if pastDeadline(ctx) {
 			err = callerErr(ctx, err) // as for the write
+		}
+		if c.logWrites && !callerEnded(ctx, pub.Err()) {
+			c.logs.log(c.log, "publish", "redis: invalidation not published: other instances keep their copies until they expire", "key", c.prefix+key, "err", err)
 		}
 		return code, fmt.Errorf("redis: publishing the invalidation of %q: %w", key, err)
 	}

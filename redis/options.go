@@ -112,8 +112,8 @@ type Options[V any] struct {
 	// and this machine's clock. The stored time is exact while the clocks
 	// of this machine and the Redis server agree (NTP keeps them within
 	// milliseconds) and nobody changes the key's TTL behind the cache's
-	// back; ExactTTL costs a second command per L1 miss (about 1.7 times
-	// the CPU per read in this repository's benchmark). Default false.
+	// back; ExactTTL costs a second command per L1 miss, and so more CPU
+	// per read in the client and in Redis. Default false.
 	ExactTTL bool
 
 	// ReadsInFlight bounds the Redis round trips of reads (L1 misses) in
@@ -129,10 +129,11 @@ type Options[V any] struct {
 	// 0: DefaultReadsInFlight per GOMAXPROCS; negative: every read is its
 	// own round trip. One per GOMAXPROCS because when the client's CPUs are
 	// what limits it, more round trips in flight than CPUs go no faster and
-	// smaller batches cost more system calls (with 100 readers on 2 cores,
-	// 2 in flight gave 4.3 times the throughput of plain GETs, 8 in flight
-	// 2.1 times, against one standalone Redis); with a distant Redis and
-	// CPUs to spare, a higher value lets more reads travel in parallel.
+	// smaller batches cost more system calls (docs/benchmarks/tiered.md
+	// measures the default against plain GETs and against no coalescing;
+	// its command's -reads-in-flight tries other values); with a distant
+	// Redis and CPUs to spare, a higher value lets more reads travel in
+	// parallel.
 	// On a cluster or ring of N nodes, up to N times as many round trips
 	// may be in flight: a lower value keeps the total near the CPUs.
 	ReadsInFlight int
@@ -208,8 +209,9 @@ type Options[V any] struct {
 	// to every node.
 	Sharded Sharding
 
-	// Logger receives failed Redis reads and writes, lost or refused
-	// subscriptions (a subscription that never comes up is logged at each
+	// Logger receives failed Redis reads and writes (a Set's or Delete's
+	// too, although its error is also returned), invalidations that Redis
+	// did not publish, lost or refused subscriptions (a subscription that never comes up is logged at each
 	// failed attempt, with Redis's reply) and breaker changes (at most one
 	// line per kind per second; each state the breaker changes to is a
 	// kind of its own, so the last change is never the one dropped after a
