@@ -3,7 +3,13 @@
 // source that a Loader reads. Hot keys are answered from process memory
 // without a network round trip; the long tail is shared by every instance
 // through Redis; the source sees at most one load per key per instance at a
-// time.
+// time, however many callers miss at once. (A change of the key while its
+// load runs, a Set or Delete here or another instance's invalidation,
+// overtakes that load, as in loading.Cache: it goes on for its waiters but
+// its result is not kept, and the next miss starts a new load alongside it,
+// which reads Redis and the source after the change. So a key changed
+// again and again during slow loads has one load more in flight for each
+// change.)
 //
 // The package is named after its directory, as Go packages are; programs
 // that also import the go-redis client (whose package is named redis too)
