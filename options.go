@@ -59,7 +59,13 @@ type Options[K comparable, V any] struct {
 
 	// InitialCapacity is the number of entries to make room for up front,
 	// to avoid growing the index while the cache fills (with MaxEntries,
-	// at most MaxEntries are). At most MaxInitialCapacity. Default 0.
+	// at most MaxEntries are). Without MaxEntries it also sizes the index's
+	// segments: the index has a segment per 16,384 entries of MaxEntries,
+	// or else of InitialCapacity (up to 4,096), and at most 32 per
+	// GOMAXPROCS otherwise, so the growth of a segment, which rehashes it
+	// under its lock, stays short; a cache bounded by weight (or
+	// unbounded) that will hold millions of entries should set it. At
+	// most MaxInitialCapacity. Default 0.
 	InitialCapacity int
 
 	// OnEvict, if set, is called once for every entry that leaves the
