@@ -659,6 +659,17 @@ func (c *Cache[K, V]) factor() float64 {
 	return 1 + c.jitter*(c.rand()-0.5)
 }
 
+// errorFactor returns a random factor for a remembered failure's
+// lifetime: uniform in [1, 1 + TTLJitter], so that jitter spreads the
+// retries of keys that failed together without ever bringing one before
+// ErrorTTL (a failing source sees at most one call per key per ErrorTTL).
+func (c *Cache[K, V]) errorFactor() float64 {
+	if c.jitter == 0 {
+		return 1
+	}
+	return 1 + c.jitter*c.rand()
+}
+
 // lifetime returns the end of a lifetime d (scaled by f) starting at now;
 // never if d is zero.
 func lifetime(now int64, d time.Duration, f float64) int64 {

@@ -91,7 +91,11 @@
 //     runtime.Goexit (a Prober's panic counts as not found).
 //   - A loader (or Prober) that asks the cache for a key that its own
 //     call chain is loading gets ErrReentrant at once instead of waiting
-//     for itself. A cycle through loads started by unrelated callers
+//     for itself. The chain travels in the context: the loader must pass
+//     its ctx (or one derived from it) to the cache. Asked with another
+//     context (context.Background() in a helper), the loader waits for
+//     its own load until that context ends; LoadTimeout cannot end the
+//     wait, as the loader is the one waiting. A cycle through loads started by unrelated callers
 //     (A's load waits for B's, whose loader asks for A), or through a
 //     background reload (which nobody waits for, so it starts a chain of
 //     its own, in this cache and in every other cache its loader calls),

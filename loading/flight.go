@@ -513,7 +513,7 @@ func (c *Cache[K, V]) store(f *flight[K, V], o outcome[V], now int64) *record[V]
 		// no reload back.
 		end := now
 		if c.errorTTL >= 0 {
-			end = lifetime(now, c.errorTTL, c.factor())
+			end = lifetime(now, c.errorTTL, c.errorFactor())
 		}
 		r := &record[V]{err: o.err, loadGen: f.gen, retryAt: end, nextLoad: end}
 		mark := c.markClears()

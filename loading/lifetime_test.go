@@ -116,21 +116,23 @@ func TestJitter(t *testing.T) {
 				lives0 = append(lives0, life)
 			} else {
 				life := time.Duration(r.retryAt)
-				lo, hi := span(errorTTL)
+				// Failures: never shorter than ErrorTTL, up to 20% longer.
+				lo, hi := errorTTL, errorTTL*12/10
 				if life < lo || life > hi {
 					t.Fatalf("key %d: error TTL %v outside [%v, %v]", k, life, lo, hi)
 				}
 				errs = append(errs, life)
 			}
 		}
-		for _, lives := range [][]time.Duration{lives0, errs} {
+		for i, lives := range [][]time.Duration{lives0, errs} {
+			nominal := []time.Duration{ttl, errorTTL}[i]
 			lo, hi := lives[0], lives[0]
 			for _, l := range lives {
 				lo, hi = min(lo, l), max(hi, l)
 			}
 			// n/2 uniform draws over a 20% band: the extremes are within
 			// 1% of its ends with overwhelming probability.
-			if spread := float64(hi-lo) / float64(lives[0]); spread < 0.18 {
+			if spread := float64(hi-lo) / float64(nominal); spread < 0.18 {
 				t.Fatalf("lifetimes spread over only %.3f of the TTL (%v..%v)", spread, lo, hi)
 			}
 		}

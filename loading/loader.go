@@ -26,7 +26,8 @@ import (
 // that this cache keeps it only as a stale value (within MaxStale).
 //
 // Load may call the cache for other keys; a call that would wait for a key
-// that this call chain is loading fails with ErrReentrant instead.
+// that this call chain is loading fails with ErrReentrant instead, when it
+// passes ctx (or a context derived from it): the chain travels in ctx.
 type Loader[K comparable, V any] interface {
 	Load(ctx context.Context, key K) (V, error)
 }

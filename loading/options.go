@@ -64,9 +64,10 @@ type Options[K comparable, V any] struct {
 	TTL time.Duration
 
 	// TTLJitter spreads every load's lifetimes (TTL, RefreshAfter,
-	// ErrorTTL, NotFoundTTL; not MaxStale) by one random factor uniform
-	// in 1 ± TTLJitter/2 (0.1 gives ±5%), so that values loaded together
-	// do not expire together. It must be in [0, 1). Default 0.
+	// NotFoundTTL; not MaxStale) by one random factor uniform in
+	// 1 ± TTLJitter/2 (0.1 gives ±5%), so that values loaded together
+	// do not expire together; a failure's ErrorTTL by a factor uniform in
+	// [1, 1 + TTLJitter], never shorter. It must be in [0, 1). Default 0.
 	TTLJitter float64
 
 	// RefreshAfter is the age after which a fresh value is reloaded in
@@ -89,8 +90,8 @@ type Options[K comparable, V any] struct {
 
 	// ErrorTTL is how long a failed load is remembered: Get returns the
 	// same error without calling the loader until it passes, so a failing
-	// source sees at most one call per key per ErrorTTL (per ErrorTTL
-	// shortened by up to TTLJitter/2, with TTLJitter set). A stale value
+	// source sees at most one call per key per ErrorTTL (TTLJitter only
+	// lengthens it, by up to TTLJitter). A stale value
 	// within MaxStale is served instead of the error. Zero means
 	// DefaultErrorTTL (1s); a negative value disables error caching.
 	// Panics are never cached.
