@@ -370,6 +370,16 @@ func (m *model) life(d int64) int64 {
 	return m.now + max(int64(float64(d)*f), 1)
 }
 
+// errorLife returns the end of a failure's lifetime d starting now: the
+// jitter only lengthens it (a factor in [1, 1 + jitter]).
+func (m *model) errorLife(d int64) int64 {
+	if m.cfg.jitter == 0 {
+		return m.now + d
+	}
+	f := 1 + m.cfg.jitter*m.cfg.randVal
+	return m.now + max(int64(float64(d)*f), 1)
+}
+
 func addT(t int64, d int64) int64 {
 	if t == mNever || d == mNever {
 		return mNever
@@ -565,7 +575,7 @@ func (m *model) store(f *mFlight) {
 	case mFail:
 		end := m.now
 		if m.errorTTL >= 0 {
-			end = m.life(m.errorTTL)
+			end = m.errorLife(m.errorTTL)
 		}
 		e := &mEntry{err: o.err, errGen: f.gen, retryAt: end}
 		// A failed reload leaves the value in place (the view decides
