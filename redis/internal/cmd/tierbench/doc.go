@@ -72,9 +72,9 @@ pooled connection; a cold read of the tier costs more than a bare GET on
 top of that, because it also decodes the envelope and stores the value in
 L1 (` + "`cd redis && go test -run '^$' -bench ReadCPU -count 10 .`" + ` measures that
 client-side CPU alone, Redis answered from memory by a go-redis hook, as
-` + "`cpu-ns/op`" + `). Measured one round trip per read, that extra CPU made the cold
-tier 20–45 % slower than Redis alone at 100 goroutines (the "not coalesced"
-row). So the tier bounds the round trips its L1 misses have in flight
+` + "`cpu-ns/op`" + `). Measured one round trip per read, that extra CPU makes the cold
+tier slower than Redis alone with many goroutines (compare the "not
+coalesced" row with "Redis only"). So the tier bounds the round trips its L1 misses have in flight
 (` + "`Options.ReadsInFlight`" + `, one per GOMAXPROCS by default): a read that finds
 one free goes at once, alone, exactly as before; a read that finds them all
 busy waits for the next one to come back and goes with every other read that
