@@ -738,9 +738,11 @@ func (c *Cache[V]) writeLoaded(w write) {
 	// written and expired since): drop it. The script drops it too if
 	// Redis runs it later than that (a Redis that hung with it: the
 	// client gave up, but the server still runs it when it resumes).
+	// A window of zero or less (TTL or TombstoneTTL at most twice
+	// Timeout) drops every write, even one whose age reads zero.
 	allowed := c.loadWindow
 	age := c.now().Sub(w.born)
-	if age > allowed {
+	if allowed <= 0 || age > allowed {
 		c.st.l2WritesDropped.Add(1)
 		return
 	}

@@ -85,9 +85,11 @@
 // in the background; L1 is flushed as soon as it is. So a Redis that goes
 // down does not empty L1 at once. A subscription on a server that no
 // longer gets the invalidations counts as lost too: after a Sentinel
-// failover (the master's run_id is compared every DegradedTTL/2), or when
-// a goredis.Ring routes the channel to another shard (checked every
-// Timeout); neither check runs more often than every 100 ms.
+// failover (the master's run_id is compared every DegradedTTL/2, or every
+// Timeout, or 100 ms, if that is longer), or when a goredis.Ring routes
+// the channel to another shard (a lookup in the ring's own map, without a
+// round trip, made at each message received and at least every Timeout,
+// or 100 ms if that is longer).
 //
 // # Faults
 //
