@@ -43,7 +43,8 @@
 // value over MaxValueBytes or a POST body over MaxBodyBytes, 415 for a POST
 // that is not application/json or a content-encoded body (with an
 // Accept-Encoding: identity header), 503 while shutting down (a request
-// that reaches the handler after Server.Close) or for a DELETE whose
+// for an entry, or /healthz, that reaches the handler after Server.Close;
+// /v1/stats and /metrics still answer) or for a DELETE whose
 // second-tier delete failed (see Tier). A 500 only means a
 // bug (a recovered panic, which is logged and counted) or a value written to
 // Server.Store directly in another form than EncodeValue's (logged). A

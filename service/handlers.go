@@ -192,8 +192,28 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, rt *route) int
 	return s.fail(w, errNoRoute)
 }
 
+// startResponse gives the response WriteTimeout from now. net/http starts
+// its write deadline once it has read the request's headers, so it would
+// also run while the body is read (bounded by ReadTimeout) and the tier is
+// called (TierTimeout): a response after a slow upload was cut off, the
+// client getting no answer for a write that was stored. Called before
+// every response that may follow a body read or a tier call. The
+// ResponseWriter of net/http sets a deadline itself; one that wraps it
+// (middleware) reaches it through http.ResponseController (which
+// allocates an error for a writer that has none: hence the direct check).
+func (s *Server) startResponse(w http.ResponseWriter) {
+	deadline := time.Now().Add(s.o.WriteTimeout)
+	switch d := w.(type) {
+	case interface{ SetWriteDeadline(time.Time) error }:
+		_ = d.SetWriteDeadline(deadline)
+	case interface{ Unwrap() http.ResponseWriter }:
+		_ = http.NewResponseController(w).SetWriteDeadline(deadline)
+	}
+}
+
 // fail writes an error response and returns its status.
 func (s *Server) fail(w http.ResponseWriter, e *apiError) int {
+	s.startResponse(w)
 	h := w.Header()
 	h["Content-Type"] = ctJSON
 	h["X-Content-Type-Options"] = nosniff
@@ -260,6 +280,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, key string, withBod
 	if !withBody || len(body) > 2048 {
 		h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	}
+	s.startResponse(w)
 	w.WriteHeader(http.StatusOK)
 	if withBody {
 		w.Write(body)
@@ -302,6 +323,7 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, key string) int {
 	if err := s.write(r.Context(), b.key, b.val, ttl); err != nil {
 		return s.fail(w, s.storeError(err))
 	}
+	s.startResponse(w)
 	w.WriteHeader(http.StatusNoContent)
 	return http.StatusNoContent
 }
@@ -328,6 +350,7 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, key string) int 
 		}
 		return s.fail(w, errNoEntry)
 	}
+	s.startResponse(w)
 	w.WriteHeader(http.StatusNoContent)
 	return http.StatusNoContent
 }
@@ -418,6 +441,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 		}
 		return s.fail(w, e)
 	}
+	s.startResponse(w)
 	w.Header()["Content-Type"] = ctJSON
 	out := strconv.AppendInt(append(b.tmp[:0], `{"stored":`...), int64(stored), 10)
 	w.Write(append(out, "}\n"...))

@@ -228,7 +228,7 @@ func (s *Server) writeMetrics(w http.ResponseWriter) {
 	if s.o.Tier != nil {
 		one("cachekit_tier_hits_total", "counter", "Store misses found in the second tier.", float64(c.tierHits.Load()))
 		one("cachekit_tier_misses_total", "counter", "Store misses not found in the second tier.", float64(c.tierMisses.Load()))
-		one("cachekit_tier_errors_total", "counter", "Failed calls to the second tier.", float64(c.tierErrors.Load()))
+		one("cachekit_tier_errors_total", "counter", "Failed calls to the second tier, and POST entries that skipped it after one failed.", float64(c.tierErrors.Load()))
 	}
 	one("cachekit_handler_panics_total", "counter", "Handler panics recovered (answered with a 500).", float64(c.panics.Load()))
 	one("cachekit_uptime_seconds", "gauge", "Seconds since the server was created.", time.Since(s.start).Seconds())

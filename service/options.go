@@ -54,9 +54,11 @@ type Options struct {
 	// and deleted. Default 64 KiB, or that minimum if larger.
 	MaxHeaderBytes int
 	// ReadHeaderTimeout bounds reading a request's headers, ReadTimeout
-	// the whole request, WriteTimeout the response and IdleTimeout the
-	// wait for the next request on a kept-alive connection. Defaults 5s,
-	// 30s, 30s and 2m.
+	// the whole request, WriteTimeout the response (from when the handler
+	// starts writing it, after the body and the tier; net/http's own
+	// deadline, from the end of the headers, is moved then) and
+	// IdleTimeout the wait for the next request on a kept-alive
+	// connection. Defaults 5s, 30s, 30s and 2m.
 	ReadHeaderTimeout time.Duration
 	ReadTimeout       time.Duration
 	WriteTimeout      time.Duration

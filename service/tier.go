@@ -20,8 +20,9 @@ import (
 //     there is served and put in the in-memory store with the TTL the tier
 //     reports (the default TTL if it reports none). A tier error is counted
 //     and the read is a miss (but not when the client went away first: that
-//     is no error of the tier); so is a value not in the server's stored
-//     form (written by someone else), which is also logged.
+//     is no error of the tier). A value not in the server's stored form
+//     (written by someone else) is a miss too, counted as a tier miss and
+//     logged.
 //   - DELETE removes the key from both. If the tier's delete fails, the
 //     DELETE answers 503 (the key is gone from this instance, but a read
 //     could bring it back from the tier, and other instances may still hold
