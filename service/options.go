@@ -217,7 +217,8 @@ func (o *Options) RegisterFlags(fs *flag.FlagSet) {
 // MaxKeyBytes), so they stay 0 and New fits them to the limits given.
 // Filled in, they would be the values of the default limits, and a flag
 // lowering MaxTTL or MaxBytes or raising MaxKeyBytes would make New refuse
-// them.
+// them. Logger stays nil too (New uses slog.Default()), so that a program
+// that sets slog's default after calling DefaultOptions gets it.
 func DefaultOptions() Options {
 	o, _ := Options{}.withDefaults()
 	o.Logger = nil
