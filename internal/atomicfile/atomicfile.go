@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -42,9 +43,14 @@ const maxLinks = 40
 // redirection keeps it. A dangling link that leads nowhere a file can be
 // created (into a missing directory, or round a loop) is an error, as the
 // kernel's open reports it: writing over the link itself would lose it.
+//
+// A name that is not a link keeps its last element, but a ".." in its
+// directory part is resolved as the kernel does (after a link to a
+// directory, ".." leaves the link's target, not the link's directory), so
+// that the temporary file is made in the directory the name reaches.
 func Resolve(name string) (string, error) {
 	if st, err := os.Lstat(name); err != nil || st.Mode()&fs.ModeSymlink == 0 {
-		return name, nil
+		return resolveDir(name), nil
 	}
 	if target, err := filepath.EvalSymlinks(name); err == nil {
 		return target, nil
@@ -85,6 +91,22 @@ func Resolve(name string) (string, error) {
 		p = target
 	}
 	return "", fmt.Errorf("%s: too many levels of symbolic links", name)
+}
+
+// resolveDir returns name with its directory part resolved by
+// EvalSymlinks if that part holds a ".." element (which filepath.Dir would
+// clean as text); otherwise, or if the directory cannot be resolved (it is
+// missing: the write then fails on it), name.
+func resolveDir(name string) string {
+	dirPart, base := splitLast(name)
+	if !slices.Contains(strings.Split(dirPart, string(filepath.Separator)), "..") {
+		return name
+	}
+	dir, err := filepath.EvalSymlinks(dirPart)
+	if err != nil {
+		return name
+	}
+	return dir + string(filepath.Separator) + base
 }
 
 // splitLast splits p at its last separator, without cleaning either part:
