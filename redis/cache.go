@@ -585,13 +585,19 @@ func (c *Cache[V]) l2Value(e entry, found l2) (V, bool) {
 // load is L1's loader: Redis (unless the probe has just read it), then the
 // source.
 func (c *Cache[V]) load(ctx context.Context, key string) (v V, err error) {
-	if !c.subscribed.Load() {
-		// Invalidations may be missed: keep what we load only briefly.
-		// Bound L1's copy on return, not now: the Loader's own bound
-		// (LimitTTL) is read back for the Redis copy, which must not
-		// take this one.
-		defer loading.LimitTTL(ctx, c.degradedTTL)
-	}
+	// Invalidations may be missed while the subscription is down, or
+	// lost during this call (while its read of Redis or its Loader ran,
+	// even if it is back by the end): keep what we load only briefly.
+	// Bound L1's copy on return, not now: the Loader's own bound
+	// (LimitTTL) is read back for the Redis copy, which must not take
+	// this one. (A loss clears subscribed before it counts in losses.)
+	losses := c.st.losses.Load()
+	down := !c.subscribed.Load()
+	defer func() {
+		if down || !c.subscribed.Load() || c.st.losses.Load() != losses {
+			loading.LimitTTL(ctx, c.degradedTTL)
+		}
+	}()
 	rkey := c.prefix + key
 	p, _ := ctx.Value(probedKey{&c.core, key}).(*probed)
 	if p == nil {
