@@ -59,7 +59,7 @@ func render(res *result) string {
 	if res.Note != "" {
 		w("- Note: %s\n", res.Note)
 	}
-	w("- Load averages (1, 5, 15 minutes) before and after each phase are in the tables' last column; they count this benchmark's own server and generator, which alone keep both cores busy at the higher rates.\n")
+	w("- Load averages (1, 5, 15 minutes) before and after each phase are in the tables' last column; they count this benchmark's own server and generator, which alone keep the machine's %d cores busy at the higher rates.\n", res.Cores)
 	w("\n")
 	byName := map[string]*phase{}
 	var sweep, floor []*phase
@@ -124,9 +124,12 @@ func render(res *result) string {
 			l.Mean, verdict(l.Mean < 5), l.P999, verdict(l.P999 < 10), l.P99999, verdict(l.P99999 < 400))
 		w("- Our target, p99.9 under 2 ms at 10 000 requests/s: %.3f ms, %s.\n", l.P999, verdict(l.P999 < 2))
 	}
-	best := bestUnder10ms(append([]*phase{byName["articles"]}, sweep...))
+	best, bestTarget := bestUnder10ms(append([]*phase{byName["articles"]}, sweep...))
+	// A run paced at 50 000 or more that achieved within 1 % of its pace
+	// (a paced run's achieved rate falls a hair short of it); a run paced
+	// below 50 000 never meets it, however close.
 	w("- The highest rate run whose p99.9 stayed under 10 ms (with no error): %s requests/s; target 50 000, %s.\n",
-		thousands(int64(math.Round(best))), verdict(best >= 50000*0.99))
+		thousands(int64(math.Round(best))), verdict(bestTarget >= 50000 && best >= 0.99*bestTarget || bestTarget == 0 && best >= 50000))
 	var cpu []string
 	for _, p := range append([]*phase{byName["articles"]}, sweep...) {
 		if p != nil {
@@ -142,7 +145,7 @@ func render(res *result) string {
 	w("- CPU per request, server and generator together: %s (it falls as the rate rises: more requests share each wake-up). At the lowest of these costs, %d cores can serve about %s requests/s with nothing else running.\n",
 		strings.Join(cpu, ", "), res.Cores, ceiling(res, cheapest))
 	if len(floor) > 0 {
-		fbest := bestUnder10ms(floor)
+		fbest, _ := bestUnder10ms(floor)
 		w("- The floor (a server that does nothing, same load):")
 		if p := floor[0]; p.report.TargetRate == 10000 {
 			w(" p99.9 %.3f ms at 10 000 requests/s, against the 2 ms target;", p.report.Latency.P999)
@@ -228,11 +231,13 @@ func thousands(n int64) string {
 	return string(out)
 }
 
+// bytesIEC formats a size, in the unit that its rounded figure fits
+// (2^30 − 1 bytes is 1.00 GiB, not 1024 MiB).
 func bytesIEC(n int64) string {
 	switch {
-	case n >= 1<<30:
+	case n >= 1<<30-1<<19: // rounds to 1024 MiB or more
 		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
+	case n >= 1<<20-1<<9:
 		return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20))
 	case n >= 1<<10:
 		return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10))
@@ -241,13 +246,13 @@ func bytesIEC(n int64) string {
 }
 
 // bestUnder10ms returns the highest throughput among the phases (nil ones
-// skipped) whose p99.9 stayed under 10 ms with no error, or 0.
-func bestUnder10ms(phases []*phase) float64 {
-	best := 0.0
+// skipped) whose p99.9 stayed under 10 ms with no error, or 0, and that
+// run's target rate.
+func bestUnder10ms(phases []*phase) (best, target float64) {
 	for _, p := range phases {
 		if p != nil && p.report.Latency.P999 < 10 && p.report.Errors == 0 && p.report.Throughput > best {
-			best = p.report.Throughput
+			best, target = p.report.Throughput, p.report.TargetRate
 		}
 	}
-	return best
+	return best, target
 }

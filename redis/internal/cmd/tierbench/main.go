@@ -732,19 +732,23 @@ func clockCost() time.Duration {
 	return time.Since(t0) / n
 }
 
+// ops formats a rate, in the unit that its rounded figure fits (999,960
+// is 1.00M, not 1000.0k).
 func ops(x float64) string {
 	switch {
-	case x >= 1e6:
+	case x >= 999_950:
 		return fmt.Sprintf("%.2fM", x/1e6)
-	case x >= 1e3:
+	case x >= 999.5:
 		return fmt.Sprintf("%.1fk", x/1e3)
 	}
 	return fmt.Sprintf("%.0f", x)
 }
 
+// dur formats a duration, in the unit that its rounded figure fits
+// (999.96 µs is 1.00 ms, not 1000.0 µs).
 func dur(d time.Duration) string {
 	switch {
-	case d >= time.Millisecond:
+	case d >= 999_950:
 		return fmt.Sprintf("%.2f ms", float64(d)/1e6)
 	case d >= time.Microsecond:
 		return fmt.Sprintf("%.1f µs", float64(d)/1e3)
