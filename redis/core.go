@@ -451,19 +451,32 @@ func (c *core) writeAndPublish(ctx context.Context, key string, script *goredis.
 		_, known := c.scripted.Load(script)
 		whole := !known
 		var again *sample // the bound of a write sent again after a refusal in time
+		// The context of each attempt: the call's, and once a first
+		// attempt has been sent (and refused without running: NOSCRIPT, or
+		// too late but answered in time), one that keeps its deadline but
+		// not its caller's cancellation, as a write on the wire waits for
+		// its answer when the caller gives up (go-redis would not send a
+		// call on a cancelled context, and the write would be lost, its
+		// invalidation already out).
+		sendCtx, resent := cctx, false
 		for {
+			if resent && sendCtx == cctx && ctx.Done() != nil && bounded {
+				var rcancel context.CancelFunc
+				sendCtx, rcancel = context.WithDeadline(context.WithoutCancel(cctx), deadline)
+				defer rcancel()
+			}
 			sent := time.Now()
 			latest, settle := c.bound(clock, deadline, bounded)
 			if again != nil {
 				latest, settle = again.bound(deadline)
 			}
 			pipe := c.client.Pipeline()
-			w = write(cctx, pipe, latest, whole)
+			w = write(sendCtx, pipe, latest, whole)
 			pub = nil
 			if oneConn {
-				pub = publish(cctx, pipe)
+				pub = publish(sendCtx, pipe)
 			}
-			_, _ = pipe.Exec(cctx)
+			_, _ = pipe.Exec(sendCtx)
 			if pub != nil && pub.Err() == nil {
 				c.st.sent.Add(1) // each time: the call may be sent again
 			}
@@ -474,7 +487,7 @@ func (c *core) writeAndPublish(ctx context.Context, key string, script *goredis.
 				// ahead of the write, so an instance that read the entry
 				// at once found the old value; it is sent again after
 				// the write, which drops that copy.
-				whole = true
+				whole, resent = true, true
 				continue
 			}
 			if err := w.Err(); err != nil {
@@ -506,7 +519,7 @@ func (c *core) writeAndPublish(ctx context.Context, key string, script *goredis.
 				// clock has moved forward since the estimate (or the
 				// write went to another server, redirected). Again,
 				// bounded by this answer.
-				again = &x
+				again, resent = &x, true
 				continue
 			}
 			clock.observe(x)
