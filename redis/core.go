@@ -47,7 +47,7 @@ type core struct {
 	newBreakerAt func(addr string) *breaker
 
 	deadlines *deadlines // of calls from contexts that are never cancelled (callContext)
-	scripted  sync.Map   // *goredis.Script → struct{}: the write scripts that have run, which later writes send by their hash
+	scripted  sync.Map   // scriptAt → struct{}: the write scripts that have run on a node, which later writes there send by their hash
 
 	// The estimates of the servers' clocks, for the writes' latest times
 	// (see serverClock): one per server address, nodeOf's for a key ("" for
@@ -383,6 +383,14 @@ func (c *core) steadySince(up bool, confirms uint64) bool {
 // ID returns the instance id that the invalidations carry.
 func (c *core) ID() string { return c.id }
 
+// scriptAt names a script on a node (its address, "" for a client of one
+// server or a node not known), for core.scripted: a cluster's masters each
+// learn a script when it is first sent to them whole.
+type scriptAt struct {
+	script *goredis.Script
+	addr   string
+}
+
 // writeAndPublish runs write (which adds script, a script that changes
 // key's Redis entry, to the pipeline it is given; the script does nothing
 // once the server's clock is past latest, and returns {code, the server's
@@ -392,9 +400,9 @@ func (c *core) ID() string { return c.id }
 // (EVAL) rather than by its hash (EVALSHA). A script is sent whole until it
 // has run once through this client; after that by its hash (a server that
 // no longer knows it, restarted, refuses it without running it, and it is
-// sent whole again). Each script counts apart: a Delete's script sent by
-// hash because a Set's had run would be refused by a server that never ran
-// it, after its invalidation had gone out ahead of it.
+// sent whole again). Each script counts apart, on each node: a Delete's
+// script sent by hash because a Set's had run would be refused by a server
+// that never ran it, after its invalidation had gone out ahead of it.
 //
 // The invalidation must not overtake the write: an instance that drops
 // its copy on the message and reads Redis at once must find the new value.
@@ -448,7 +456,8 @@ func (c *core) writeAndPublish(ctx context.Context, key string, script *goredis.
 	clock := c.clockAt(addr)
 	_, oneConn := c.client.(*goredis.Client)
 	c.call(ctx, brk, tk, true, func() error {
-		_, known := c.scripted.Load(script)
+		at := scriptAt{script, addr}
+		_, known := c.scripted.Load(at)
 		whole := !known
 		var again *sample // the bound of a write sent again after a refusal in time
 		// The context of each attempt: the call's, and once a first
@@ -504,7 +513,7 @@ func (c *core) writeAndPublish(ctx context.Context, key string, script *goredis.
 				break
 			}
 			if !known {
-				c.scripted.Store(script, struct{}{})
+				c.scripted.Store(at, struct{}{})
 				known = true
 			}
 			var server int64
