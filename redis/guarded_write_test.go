@@ -3,6 +3,7 @@ package redis
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -194,25 +195,43 @@ func anySlice(s []string) []any {
 	return out
 }
 
-// cancelAfterNoScript is a go-redis hook that calls cancel once a write
-// script's pipeline has come back with NOSCRIPT (the caller gives up just
-// then).
-type cancelAfterNoScript struct{ cancel context.CancelFunc }
-
-func (h *cancelAfterNoScript) DialHook(next goredis.DialHook) goredis.DialHook { return next }
-func (h *cancelAfterNoScript) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
-	return next
+// cancelOn is a go-redis hook that calls cancel, once, when a command of
+// a pipeline comes back as match wants (the caller gives up just then).
+// cancel may be set after the hook is added, on the goroutine that then
+// runs the call.
+type cancelOn struct {
+	match  func(goredis.Cmder) bool
+	cancel context.CancelFunc
+	fired  atomic.Bool
 }
-func (h *cancelAfterNoScript) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+
+func (h *cancelOn) DialHook(next goredis.DialHook) goredis.DialHook          { return next }
+func (h *cancelOn) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook { return next }
+func (h *cancelOn) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []goredis.Cmder) error {
 		err := next(ctx, cmds)
 		for _, c := range cmds {
-			if cmdName(c) == "set" && c.Err() != nil && strings.HasPrefix(c.Err().Error(), "NOSCRIPT") {
+			if h.cancel != nil && h.match(c) && h.fired.CompareAndSwap(false, true) {
 				h.cancel()
 			}
 		}
 		return err
 	}
+}
+
+// noScriptWrite matches a write script refused with NOSCRIPT.
+func noScriptWrite(c goredis.Cmder) bool {
+	return cmdName(c) == "set" && c.Err() != nil && strings.HasPrefix(c.Err().Error(), "NOSCRIPT")
+}
+
+// tooLateWrite matches a write script that answered it came too late.
+func tooLateWrite(c goredis.Cmder) bool {
+	cmd, ok := c.(*goredis.Cmd)
+	if !ok || cmdName(c) != "set" {
+		return false
+	}
+	vals, err := cmd.Slice()
+	return err == nil && len(vals) == 2 && vals[0] == int64(writeTooLate)
 }
 
 // A Set whose caller cancelled ctx when its first attempt was refused
@@ -241,7 +260,7 @@ func TestCancelledUnsentWriteReturnsAtOnce(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cl.AddHook(&cancelAfterNoScript{cancel: cancel})
+	cl.AddHook(&cancelOn{match: noScriptWrite, cancel: cancel})
 	done := make(chan error, 1)
 	go func() { done <- bt.Set(ctx, []byte("k"), []byte("new"), time.Hour) }()
 	select {

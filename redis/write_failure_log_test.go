@@ -42,17 +42,8 @@ func TestFailedSetWriteIsLogged(t *testing.T) {
 // expire: the Set returns the error, and it is logged too.
 func TestRefusedPublishIsLogged(t *testing.T) {
 	checkLeaks(t)
-	srv := private(t)
 	ctx := context.Background()
-	admin := srv.Client()
-	defer admin.Close()
-	if err := admin.Do(ctx, "acl", "setuser", "nopubsub", "on", ">pw", "~*", "resetchannels", "+@all").Err(); err != nil {
-		t.Fatal(err)
-	}
-	cl := goredis.NewClient(ClientDefaults(&goredis.UniversalOptions{
-		Addrs: []string{srv.Addr()}, Username: "nopubsub", Password: "pw",
-	}).Simple())
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := noPubSubClient(t, private(t))
 	lines := &lineCounter{}
 	c := newTier(t, cl, newSource(), func(o *Options[string]) {
 		o.Logger = slog.New(slog.NewTextHandler(lines, nil))

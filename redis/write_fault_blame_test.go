@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cachekit/cachekit/redis/internal/redistest"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -21,17 +22,8 @@ import (
 // reads (and had stored those writes).
 func TestRefusedPublishKeepsBreakerClosed(t *testing.T) {
 	checkLeaks(t)
-	srv := private(t)
 	ctx := context.Background()
-	admin := srv.Client()
-	defer admin.Close()
-	if err := admin.Do(ctx, "acl", "setuser", "nopubsub", "on", ">pw", "~*", "resetchannels", "+@all").Err(); err != nil {
-		t.Fatal(err)
-	}
-	cl := goredis.NewClient(ClientDefaults(&goredis.UniversalOptions{
-		Addrs: []string{srv.Addr()}, Username: "nopubsub", Password: "pw",
-	}).Simple())
-	t.Cleanup(func() { _ = cl.Close() })
+	cl := noPubSubClient(t, private(t))
 	bt, _ := newByteTier(t, cl, func(o *ByteTierOptions) {
 		o.BreakerFailures = 3
 		o.BreakerOpenFor = time.Hour
@@ -51,6 +43,23 @@ func TestRefusedPublishKeepsBreakerClosed(t *testing.T) {
 		t.Fatalf("Get after 3 Sets whose publication the ACL refused = %q, %v, %v (breaker %v); want v: Redis answers reads",
 			v, ok, err, bt.Stats().Breaker)
 	}
+}
+
+// noPubSubClient returns a client of srv (closed when the test ends) for
+// a user that may use no Pub/Sub channel (ACL resetchannels): its PUBLISH
+// and SUBSCRIBE are refused with NOPERM, its other commands run.
+func noPubSubClient(t *testing.T, srv *redistest.Server) *goredis.Client {
+	t.Helper()
+	admin := srv.Client()
+	defer admin.Close()
+	if err := admin.Do(context.Background(), "acl", "setuser", "nopubsub", "on", ">pw", "~*", "resetchannels", "+@all").Err(); err != nil {
+		t.Fatal(err)
+	}
+	cl := goredis.NewClient(ClientDefaults(&goredis.UniversalOptions{
+		Addrs: []string{srv.Addr()}, Username: "nopubsub", Password: "pw",
+	}).Simple())
+	t.Cleanup(func() { _ = cl.Close() })
+	return cl
 }
 
 // sentMarkerConn signals sent once a write holding marker has gone to the

@@ -2,36 +2,11 @@ package redis
 
 import (
 	"context"
-	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	goredis "github.com/redis/go-redis/v9"
 )
-
-// cancelOnNoscript cancels the Set's ctx when its write's pipeline is
-// refused NOSCRIPT (answered after it was sent).
-type cancelOnNoscript struct {
-	cancel func()
-	fired  atomic.Bool
-}
-
-func (h *cancelOnNoscript) DialHook(next goredis.DialHook) goredis.DialHook { return next }
-func (h *cancelOnNoscript) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
-	return next
-}
-func (h *cancelOnNoscript) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []goredis.Cmder) error {
-		err := next(ctx, cmds)
-		for _, c := range cmds {
-			if cmdName(c) == "set" && c.Err() != nil && strings.HasPrefix(c.Err().Error(), "NOSCRIPT") && h.cancel != nil && h.fired.CompareAndSwap(false, true) {
-				h.cancel()
-			}
-		}
-		return err
-	}
-}
 
 // Once its write is sent, Set waits for Redis's answer even if ctx is
 // cancelled. A write refused with NOSCRIPT (a server restarted or failed
@@ -47,7 +22,7 @@ func TestCancelledSetResentAfterNoscript(t *testing.T) {
 	s := private(t)
 	cl := goredis.NewClient(&goredis.Options{Addr: s.Addr(), ContextTimeoutEnabled: true})
 	t.Cleanup(func() { _ = cl.Close() })
-	h := &cancelOnNoscript{}
+	h := &cancelOn{match: noScriptWrite}
 	cl.AddHook(h)
 	c := newTier(t, cl, newSource(), nil)
 	waitSubscribed(t, c)
@@ -70,34 +45,6 @@ func TestCancelledSetResentAfterNoscript(t *testing.T) {
 	}
 }
 
-// s50CancelOnTooLate cancels the caller's ctx when a write's script
-// answers that it came too late (code -1).
-type s50CancelOnTooLate struct {
-	cancel func()
-	fired  atomic.Bool
-}
-
-func (h *s50CancelOnTooLate) DialHook(next goredis.DialHook) goredis.DialHook { return next }
-func (h *s50CancelOnTooLate) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
-	return next
-}
-func (h *s50CancelOnTooLate) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []goredis.Cmder) error {
-		err := next(ctx, cmds)
-		for _, c := range cmds {
-			if cmdName(c) != "set" || h.cancel == nil {
-				continue
-			}
-			if cmd, ok := c.(*goredis.Cmd); ok {
-				if vals, err := cmd.Slice(); err == nil && len(vals) == 2 && vals[0] == int64(writeTooLate) && h.fired.CompareAndSwap(false, true) {
-					h.cancel()
-				}
-			}
-		}
-		return err
-	}
-}
-
 // The same for a Delete whose write was refused as late but answered in
 // time (the server's clock moved forward since the estimate), which is sent
 // again bounded by that answer: with ctx cancelled meanwhile, the key was
@@ -105,7 +52,7 @@ func (h *s50CancelOnTooLate) ProcessPipelineHook(next goredis.ProcessPipelineHoo
 func TestCancelledDeleteResentAfterTooLate(t *testing.T) {
 	checkLeaks(t)
 	cl := standaloneClient(t)
-	h := &s50CancelOnTooLate{}
+	h := &cancelOn{match: tooLateWrite}
 	cl.AddHook(h)
 	src := newSource()
 	c := newTier(t, cl, src, nil)
