@@ -154,7 +154,8 @@ func (o *ByteTierOptions) resolve() error {
 
 // Handlers receive what a ByteTier learns from its invalidation channel.
 // Each may be nil. They are called on the ByteTier's subscription
-// goroutine, one at a time, never after Close has returned; they must
+// goroutine (Flush and Lost, while the subscription is down, also on a
+// timer's), one at a time, never after Close has returned; they must
 // return quickly (the next message waits) and must not call Close. A
 // panic in Invalidate is logged and ends the subscription, which is then
 // lost (and Flush called) as if Redis had dropped it; a panic in Lost or
