@@ -196,8 +196,9 @@ func (s *Server) dispatch(w http.ResponseWriter, r *http.Request, rt *route) int
 // its write deadline once it has read the request's headers, so it would
 // also run while the body is read (bounded by ReadTimeout) and the tier is
 // called (TierTimeout): a response after a slow upload was cut off, the
-// client getting no answer for a write that was stored. Called before
-// every response that may follow a body read or a tier call. The
+// client getting no answer for a write that was stored. Called once the
+// body has been read and once the tier has answered, so that requests
+// that do neither (a hit, a miss without a tier) pay nothing. The
 // ResponseWriter of net/http sets a deadline itself; one that wraps it
 // (middleware) reaches it through http.ResponseController (which
 // allocates an error for a writer that has none: hence the direct check).
@@ -213,7 +214,6 @@ func (s *Server) startResponse(w http.ResponseWriter) {
 
 // fail writes an error response and returns its status.
 func (s *Server) fail(w http.ResponseWriter, e *apiError) int {
-	s.startResponse(w)
 	h := w.Header()
 	h["Content-Type"] = ctJSON
 	h["X-Content-Type-Options"] = nosniff
@@ -261,6 +261,7 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, key string, withBod
 	if !ok && s.fence != nil && !s.closed.Load() {
 		// After Close the Tier is not read either: 503, below.
 		v, ok = s.tierGet(r.Context(), b, gen)
+		s.startResponse(w)
 	}
 	b.val = v // keep the grown buffer
 	if !ok {
@@ -280,7 +281,6 @@ func (s *Server) get(w http.ResponseWriter, r *http.Request, key string, withBod
 	if !withBody || len(body) > 2048 {
 		h["Content-Length"] = []string{strconv.Itoa(len(body))}
 	}
-	s.startResponse(w)
 	w.WriteHeader(http.StatusOK)
 	if withBody {
 		w.Write(body)
@@ -320,10 +320,11 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, key string) int {
 		return s.bodyError(w, err, errValueTooLarge)
 	}
 	b.key = append(b.key[:0], key...)
-	if err := s.write(r.Context(), b.key, b.val, ttl); err != nil {
+	err = s.write(r.Context(), b.key, b.val, ttl)
+	s.startResponse(w) // after the body and the tier
+	if err != nil {
 		return s.fail(w, s.storeError(err))
 	}
-	s.startResponse(w)
 	w.WriteHeader(http.StatusNoContent)
 	return http.StatusNoContent
 }
@@ -338,6 +339,9 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, key string) int 
 	defer s.putBuf(b)
 	b.key = append(b.key[:0], key...)
 	found, err := s.del(r.Context(), b.key)
+	if s.fence != nil {
+		s.startResponse(w) // after the tier
+	}
 	if err != nil {
 		if !found { // found is this instance's alone
 			return s.fail(w, errTierDeleteMiss)
@@ -350,7 +354,6 @@ func (s *Server) delete(w http.ResponseWriter, r *http.Request, key string) int 
 		}
 		return s.fail(w, errNoEntry)
 	}
-	s.startResponse(w)
 	w.WriteHeader(http.StatusNoContent)
 	return http.StatusNoContent
 }
@@ -380,6 +383,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 	if err != nil {
 		return s.bodyError(w, err, errBodyTooLarge)
 	}
+	s.startResponse(w) // after the body
 	body := b.val
 	if !utf8.Valid(body) {
 		return s.fail(w, errNotUTF8)
@@ -429,6 +433,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 		stored++
 		return nil
 	})
+	s.startResponse(w) // after the tier
 	if werr != nil {
 		e := s.storeError(werr)
 		if stored > 0 {
@@ -441,7 +446,6 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request) int {
 		}
 		return s.fail(w, e)
 	}
-	s.startResponse(w)
 	w.Header()["Content-Type"] = ctJSON
 	out := strconv.AppendInt(append(b.tmp[:0], `{"stored":`...), int64(stored), 10)
 	w.Write(append(out, "}\n"...))
@@ -463,6 +467,7 @@ func (s *Server) stats(w http.ResponseWriter) int {
 
 // bodyError answers a failed body read.
 func (s *Server) bodyError(w http.ResponseWriter, err error, tooLarge *apiError) int {
+	s.startResponse(w) // after the body, or the wait for it
 	if errors.Is(err, errTooLarge) {
 		return s.fail(w, tooLarge)
 	}
